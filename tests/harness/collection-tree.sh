@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Copy the collection's tracked and not-ignored files into
+# tests/output/ansible_collections/torchfleet/cluster (the layout ansible-test needs)
+# and print that path. Stale files from an earlier copy are removed first.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+tree="$root/tests/output/ansible_collections/torchfleet/cluster"
+rm -rf "$tree"
+mkdir -p "$tree"
+cd "$root"
+git ls-files -z --cached --others --exclude-standard \
+  | while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done \
+  | tar --null -T - -cf - | tar -C "$tree" -xf -
+echo "$tree"
