@@ -1,0 +1,35 @@
+# Entry points (contract): make demo, make demo-down, make test.
+SHELL := /bin/bash
+export PATH := $(CURDIR)/.venv/bin:$(PATH)
+export CONTAINERS_CONF := $(CURDIR)/tests/harness/containers.conf
+export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+NODES ?= 3
+
+.PHONY: help deps venv demo demo-down test lint sanity units molecule bench
+help:
+	@echo "make demo       bring up the local podman cluster ($(NODES) nodes) and run site.yml on it"
+	@echo "make demo-down  remove the demo cluster"
+	@echo "make test       run the whole test suite (what CI runs)"
+	@echo "make bench      run the benchmark on the demo cluster"
+
+deps:
+	@tests/harness/deps.sh
+
+venv:
+	@tests/harness/venv.sh
+
+demo: deps venv
+	@NODES=$(NODES) tests/harness/demo.sh
+
+demo-down: deps
+	@tests/harness/cluster.sh down demo
+	@rm -f inventories/demo/hosts.yml
+
+test: deps venv
+	@tests/run.sh
+
+lint sanity units molecule: deps venv
+	@tests/run.sh $@
+
+bench: deps venv
+	@tests/bench/run.sh

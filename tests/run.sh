@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The whole test suite (what `make test` and CI run). Stages can be run alone:
+#   tests/run.sh [lint] [sanity] [units] [fakeconda] [importer] [molecule]
+# Prints a per-stage wall-time table at the end; exits non-zero when any stage failed.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+export PATH="$root/.venv/bin:$PATH"
+export CONTAINERS_CONF="$root/tests/harness/containers.conf"
+export ANSIBLE_CONFIG="$root/ansible.cfg"
+export ANSIBLE_FORCE_COLOR=0 PY_COLORS=0
+stages=("$@")
+[ ${#stages[@]} -gt 0 ] || stages=(lint sanity units fakeconda importer molecule)
+results=()
+failed=0
+
+collection_tree() { tests/harness/collection-tree.sh; }
+
+seed_ansible_test_pip() {
+  local cache=~/.ansible/test/cache version
+  version=$(python -c 'from ansible_test._internal.python_requirements import get_venv_packages as g; print(g(type("P", (), {"version": "3.11"})())["pip"])')
+  mkdir -p "$cache"
+  cp tests/harness/get_pip_bootstrap.py "$cache/get_pip_${version//./_}.py"
+}
+
+stage_lint() {
+  yamllint --strict . && ansible-lint --offline --profile production --strict
+}
+
+stage_sanity() {
+  seed_ansible_test_pip
+  local tree; tree=$(collection_tree) || return 1
+  (cd "$tree" && ansible-test sanity --venv --python 3.11 --color no)
+}
+
+stage_units() {
+  local tree; tree=$(collection_tree) || return 1
+  (cd "$tree" && ansible-test units --local --python 3.11 --color no)
+}
+
+stage_fakeconda() {
+  python -m pytest -q -p no:cacheprovider tests/fakeconda
+}
+
+stage_importer() {
+  tests/harness/galaxy-importer.sh
+}
+
+stage_molecule() {
+  molecule test --all
+}
+
+for stage in "${stages[@]}"; do
+  declare -F "stage_$stage" >/dev/null || { echo "run.sh: unknown stage '$stage'" >&2; exit 2; }
+  echo "=== stage: $stage"
+  start=$(date +%s)
+  if "stage_$stage"; then status=passed; else status=failed; failed=$((failed + 1)); fi
+  results+=("$(printf '%-10s %-7s %5ss' "$stage" "$status" "$(( $(date +%s) - start ))")")
+  echo "=== stage $stage: $status"
+done
+
+echo
+echo "stage      result   time"
+printf '%s\n' "${results[@]}"
+passed=$(( ${#stages[@]} - failed ))
+echo "stages: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
