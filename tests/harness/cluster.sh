@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Local test clusters: Debian bookworm podman containers that Ansible reaches over real SSH.
 #
-#   cluster.sh up NAME N [--outsider] [--wheelhouse DIR] [--inventory FILE]
+#   cluster.sh up NAME N [--outsider] [--wheelhouse DIR] [--inventory FILE] [--molecule-config FILE]
 #   cluster.sh down NAME
 #   cluster.sh ips NAME
 #
@@ -113,14 +113,30 @@ write_inventory() {
   } > "$file"
 }
 
+# The instance list molecule's delegated driver reads to build its inventory.
+write_molecule_config() {
+  local dir=$1 file=$2 entry; shift 2
+  {
+    echo "---"
+    for entry in "$@"; do
+      echo "- instance: ${entry%%=*}"
+      echo "  address: ${entry#*=}"
+      echo "  user: root"
+      echo "  port: 22"
+      echo "  identity_file: $dir/id_ed25519"
+    done
+  } > "$file"
+}
+
 cmd_up() {
   local cluster=$1 count=$2; shift 2
-  local outsider=false wheelhouse="" inventory=""
+  local outsider=false wheelhouse="" inventory="" molecule_config=""
   while [ $# -gt 0 ]; do
     case $1 in
       --outsider) outsider=true ;;
       --wheelhouse) wheelhouse=$(cd "$2" && pwd); shift ;;
       --inventory) inventory=$2; shift ;;
+      --molecule-config) molecule_config=$2; shift ;;
       *) die "unknown option $1" ;;
     esac
     shift
@@ -153,6 +169,7 @@ cmd_up() {
   for entry in "${entries[@]}"; do wait_for_ssh "$dir" "${entry#*=}"; done
   inventory=${inventory:-$dir/hosts.yml}
   write_inventory "$cluster" "$dir" "$inventory" "${entries[@]}"
+  [ -z "$molecule_config" ] || write_molecule_config "$dir" "$molecule_config" "${entries[@]}"
   echo "$inventory"
 }
 
@@ -174,7 +191,7 @@ cmd_ips() {
 }
 
 case ${1:-} in
-  up) [ $# -ge 3 ] || die "usage: cluster.sh up NAME N [--outsider] [--wheelhouse DIR] [--inventory FILE]"; shift; cmd_up "$@" ;;
+  up) [ $# -ge 3 ] || die "usage: cluster.sh up NAME N [--outsider] [--wheelhouse DIR] [--inventory FILE] [--molecule-config FILE]"; shift; cmd_up "$@" ;;
   down) [ $# -eq 2 ] || die "usage: cluster.sh down NAME"; cmd_down "$2" ;;
   ips) [ $# -eq 2 ] || die "usage: cluster.sh ips NAME"; cmd_ips "$2" ;;
   *) die "usage: cluster.sh up|down|ips NAME ..." ;;

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# `make demo`: bring up (or reuse) the local demo cluster, run site.yml and smoke.yml on it,
+# and print a per-node summary with the consistency verdict.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+nodes=${NODES:-3}
+out="$root/tests/output/demo"
+mkdir -p "$out"
+exec 8>"$out/demo.lock"
+flock -n 8 || { echo "demo.sh: another 'make demo' is running on this machine (lock $out/demo.lock); wait for it" >&2; exit 1; }
+
+installer_vars="$root/inventories/demo/installer.yml"
+if tests/harness/miniconda-reachable.sh; then
+  installer="the real Miniconda installer (downloaded once on the controller)"
+  printf -- '---\n# Written by tests/harness/demo.sh: the real installer is reachable.\nall:\n  vars: {}\n' > "$installer_vars"
+  wheelhouse=()
+else
+  installer="the offline Miniconda stand-in (tests/fakeconda; the real download is not reachable from here)"
+  tests/fakeconda/build.sh "$root/tests/output/fakeconda" >/dev/null
+  read -r sum file < "$root/tests/output/fakeconda/SHA256SUMS"
+  cat > "$installer_vars" <<YAML
+---
+# Written by tests/harness/demo.sh: no route to the Miniconda download, so the offline stand-in is used.
+all:
+  vars:
+    miniconda_installer_src: $root/tests/output/fakeconda/$file
+    miniconda_installer_checksum: sha256:$sum
+YAML
+  wheelhouse=(--wheelhouse "$root/tests/output/fakeconda/wheelhouse")
+fi
+
+tests/harness/cluster.sh up demo "$nodes" "${wheelhouse[@]}" --inventory "$root/inventories/demo/hosts.yml" >/dev/null
+echo "demo.sh: $nodes nodes up; installing with $installer"
+log="$out/site.log"
+if ! ansible-playbook site.yml > "$log" 2>&1; then
+  tail -40 "$log"; echo "demo.sh: site.yml failed (full log: $log)" >&2; exit 1
+fi
+grep -A "$((nodes + 2))" '^PLAY RECAP' "$log"
+if ! ansible-playbook playbooks/smoke.yml > "$out/smoke.log" 2>&1; then
+  tail -40 "$out/smoke.log"; echo "demo.sh: smoke.yml failed (full log: $out/smoke.log)" >&2; exit 1
+fi
+ansible-playbook tests/harness/demo_summary.yml -e "demo_installer='$installer'" 2>/dev/null | sed -n '/TORCHFLEET SUMMARY/,/END SUMMARY/p' | sed 's/^ *"//; s/",\?$//'
