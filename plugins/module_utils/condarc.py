@@ -1,0 +1,140 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, torchfleet developers
+# Apache License 2.0 (see galaxy.yml)
+"""Pure helpers for conda's ``.condarc``: the version -> auto-activation key rule,
+version detection from ``conda --version`` output or ``conda-meta`` records,
+and a small deterministic YAML emitter (nodes need no PyYAML)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import re
+
+# From conda 25.5.1 on the setting is ``auto_activate``; ``auto_activate_base`` is an
+# alias there, and a file that names both makes conda stop with MultipleKeysError.
+AUTO_ACTIVATE_NEW_KEY = 'auto_activate'
+AUTO_ACTIVATE_OLD_KEY = 'auto_activate_base'
+AUTO_ACTIVATE_ALIASES = (AUTO_ACTIVATE_NEW_KEY, AUTO_ACTIVATE_OLD_KEY)
+AUTO_ACTIVATE_SINCE = (25, 5, 1)
+
+HEADER = '# Managed by torchfleet.cluster.conda_config: local edits are replaced on the next run.\n'
+
+_VERSION_RE = re.compile(r'(?:^|\s)(\d+)\.(\d+)(?:\.(\d+))?')
+_META_RE = re.compile(r'^conda-(\d+\.\d+(?:\.\d+)?)(?:\.\w+)?-[^-]+\.json$')
+_PLAIN_RE = re.compile(r'^[A-Za-z0-9_./][A-Za-z0-9_./:+=@~-]*$')
+_YAML_WORDS = frozenset(('true', 'false', 'yes', 'no', 'on', 'off', 'null', 'y', 'n', '~'))
+_NUMBER_RE = re.compile(r'^[-+]?(\d[\d_]*)?(\.\d*)?([eE][-+]?\d+)?$')
+_TOP_KEY_RE = re.compile(r'^([A-Za-z_][\w.-]*)\s*:')
+
+
+def parse_conda_version(text):
+    """Return the version tuple from ``conda --version`` output ("conda 25.5.1"), or None."""
+    if not text:
+        return None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith('conda'):
+            continue
+        match = _VERSION_RE.search(line[len('conda'):])
+        if match:
+            return tuple(int(part or 0) for part in match.groups())
+    return None
+
+
+def version_from_conda_meta(prefix):
+    """Return the conda version recorded in ``PREFIX/conda-meta/conda-<ver>-<build>.json``, or None.
+
+    Used when ``conda --version`` cannot run (for instance a broken ``.condarc``)."""
+    meta = os.path.join(prefix, 'conda-meta')
+    try:
+        names = sorted(os.listdir(meta))
+    except OSError:
+        return None
+    for name in names:
+        match = _META_RE.match(name)
+        if match:
+            return parse_conda_version('conda ' + match.group(1))
+    return None
+
+
+def version_string(version):
+    return '.'.join(str(part) for part in version) if version else None
+
+
+def auto_activate_key(version):
+    """The auto-activation key the given conda version understands."""
+    if version is not None and tuple(version) >= AUTO_ACTIVATE_SINCE:
+        return AUTO_ACTIVATE_NEW_KEY
+    return AUTO_ACTIVATE_OLD_KEY
+
+
+def top_level_keys(text):
+    """Top-level keys of a block-style YAML mapping, good enough to report what a rewrite drops."""
+    keys = []
+    for line in (text or '').splitlines():
+        match = _TOP_KEY_RE.match(line)
+        if match and match.group(1) not in keys:
+            keys.append(match.group(1))
+    return keys
+
+
+def _scalar(value):
+    if value is None:
+        return 'null'
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    if isinstance(value, (int, float)):
+        return repr(value)
+    text = str(value)
+    if _PLAIN_RE.match(text) and text.lower() not in _YAML_WORDS and not _NUMBER_RE.match(text):
+        return text
+    return json.dumps(text)
+
+
+def _emit(value, indent):
+    """Lines for a value nested under a key or list item at ``indent`` spaces."""
+    pad = ' ' * indent
+    if isinstance(value, dict):
+        if not value:
+            return [' {}']
+        lines = ['']
+        for key in sorted(value, key=str):
+            lines.extend(_emit_pair(key, value[key], indent))
+        return lines
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return [' []']
+        lines = ['']
+        for item in value:
+            if isinstance(item, dict) and item:
+                first = True
+                for key in sorted(item, key=str):
+                    sub = _emit_pair(key, item[key], indent + 2)
+                    if first:
+                        sub[0] = pad + '- ' + sub[0].lstrip()
+                        first = False
+                    lines.extend(sub)
+            else:
+                sub = _emit(item, indent + 2)
+                lines.append(pad + '-' + sub[0])
+                lines.extend(sub[1:])
+        return lines
+    return [' ' + _scalar(value)]
+
+
+def _emit_pair(key, value, indent):
+    body = _emit(value, indent + 2)
+    lines = [' ' * indent + _scalar(key) + ':' + body[0]]
+    lines.extend(body[1:])
+    return lines
+
+
+def render_condarc(settings):
+    """Deterministic block YAML for a settings mapping: sorted keys, a header, no timestamps."""
+    lines = [HEADER.rstrip('\n')]
+    for key in sorted(settings):
+        lines.extend(_emit_pair(key, settings[key], 0))
+    return '\n'.join(lines) + '\n'
