@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Copy the collection's tracked and not-ignored files into
-# tests/output/ansible_collections/torchfleet/cluster (the layout ansible-test needs)
-# and print that path. Stale files from an earlier copy are removed first.
+# $TMPDIR/torchfleet-<checkout hash>/ansible_collections/torchfleet/cluster (the layout
+# ansible-test needs) and print that path. Stale files from an earlier copy are removed first.
+# The copy lives outside the checkout: ansible-test finds no targets under a tests/output path.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-tree="$root/tests/output/ansible_collections/torchfleet/cluster"
+tree="${TMPDIR:-/tmp}/torchfleet-$(echo "$root" | sha256sum | cut -c1-8)/ansible_collections/torchfleet/cluster"
 rm -rf "$tree"
 mkdir -p "$tree"
 cd "$root"
