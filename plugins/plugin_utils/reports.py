@@ -1,0 +1,312 @@
+# Copyright: torchfleet developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Renderers for a consistency report: console table, JSON, Markdown, JUnit XML and
+a Prometheus textfile. Pure functions of the report dict, deterministic output."""
+
+from __future__ import annotations
+
+import json
+import math
+from xml.etree import ElementTree
+
+GROUP_ORDER = ("torch", "python", "gpu", "distributed", "environment", "packages")
+_TORCH = frozenset(("version", "cuda", "cudnn", "nccl"))
+_GPU = frozenset(("cuda_available", "gpu_count", "gpus", "driver"))
+
+
+def field_group(field):
+    """The JUnit test case a field belongs to (``env.packages.numpy`` → ``packages``)."""
+    head = field.split(".", 1)[0]
+    if head in _TORCH:
+        return "torch"
+    if head in _GPU:
+        return "gpu"
+    if head == "env":
+        return "packages" if field.startswith("env.packages.") else "environment"
+    return head
+
+
+def group_key(group):
+    return (GROUP_ORDER.index(group), "") if group in GROUP_ORDER else (len(GROUP_ORDER), group)
+
+
+def text_value(value):
+    """A fact value as people read it: ``null``, ``true``, ``2.4.6``."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return json.dumps(value)
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+def drift_rows(report):
+    """One row per drift entry and distinct value: ``(field, value_text, expected, source, hosts, entry)``.
+
+    Hosts holding the same wrong value are one row, so uniform drift across a
+    thousand nodes is one line, not a thousand.
+    """
+    rows = []
+    for entry in report.get("drift") or ():
+        for value, hosts in _group_by_value(entry["hosts"]).items():
+            rows.append((entry["field"], value, entry["expected"], entry["source"], hosts, entry))
+    return rows
+
+
+def _hosts_cell(hosts, report, limit):
+    compared = report["summary"]["compared"]
+    if compared > 1 and len(hosts) == compared:
+        return f"all {compared} hosts"
+    if len(hosts) <= limit:
+        return ", ".join(hosts)
+    return ", ".join(hosts[:limit]) + f" (+{len(hosts) - limit} more)"
+
+
+def _expected_text(entry):
+    text = text_value(entry["expected"])
+    return text + " (tie)" if entry.get("tie") else text
+
+
+def verdict(report):
+    """One line: the audit's outcome and its counts."""
+    summary = report["summary"]
+    if report["passed"]:
+        state = "CONSISTENT"
+    elif report["consistent"]:
+        state = "INCOMPLETE"
+    else:
+        state = "DRIFT"
+    parts = [f"{summary['compared']}/{summary['hosts']} hosts compared"]
+    if summary["drifted_fields"]:
+        parts.append(f"{summary['drifted_fields']} field(s) differ on {summary['drifted_hosts']} host(s)")
+    if summary["unreachable"]:
+        parts.append(f"unreachable: {', '.join(report['unreachable'])}")
+    if summary["failed"]:
+        parts.append(f"probe failed: {', '.join(report['failed'])}")
+    return f"torchfleet drift audit: {state} ({'; '.join(parts)})"
+
+
+def to_table(report, max_rows=50, max_hosts=8):
+    """Console lines: the verdict, then an aligned field × host × value × expected table."""
+    lines = [verdict(report)]
+    rows = drift_rows(report)
+    if rows:
+        table = [("FIELD", "HOST", "VALUE", "EXPECTED", "SOURCE")]
+        for field, value, _exp, source, hosts, entry in rows[:max_rows]:
+            table.append((field, _hosts_cell(hosts, report, max_hosts), value, _expected_text(entry), source))
+        widths = [min(60, max(len(r[i]) for r in table)) for i in range(4)]
+        for row in table:
+            cells = [row[i].ljust(widths[i]) for i in range(4)]
+            lines.append("  ".join(cells + [row[4]]).rstrip())
+        if len(rows) > max_rows:
+            lines.append(f"... {len(rows) - max_rows} more row(s) in the JSON report")
+    for host, message in (report.get("failed") or {}).items():
+        lines.append(f"probe failed on {host}: {message}")
+    changed = report.get("changed_since") or {}
+    if changed.get("changed"):
+        lines.append(f"changed since {changed.get('previous_generated_at')}: " + _change_summary(changed))
+    return lines
+
+
+def _change_summary(changed):
+    parts = [f"{len(changed['changes'])} value change(s)"] if changed["changes"] else []
+    for key, label in (("hosts_added", "added"), ("hosts_removed", "removed"),
+                       ("became_unreachable", "now unreachable"), ("became_reachable", "reachable again")):
+        if changed.get(key):
+            parts.append(f"{label}: {', '.join(changed[key])}")
+    return "; ".join(parts)
+
+
+def to_json(report):
+    """The report as JSON text (key order as built, hosts in inventory order)."""
+    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+
+
+def _md(text):
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _md_code(text):
+    return "`" + _md(text).replace("`", "'") + "`"
+
+
+def to_markdown(report, max_rows=200, max_hosts=10):
+    """A Markdown summary for a CI job page."""
+    summary = report["summary"]
+    out = [f"## {verdict(report)}", ""]
+    out.append(f"Generated {report['generated_at']}; reference host {_md_code(report['reference_host'])}; "
+               f"{summary['fields_checked']} fields checked ({summary['spec_fields']} from the spec).")
+    out += ["", "| Hosts | Compared | Consistent | Drifted | Unreachable | Probe failed |",
+            "|---:|---:|---:|---:|---:|---:|",
+            f"| {summary['hosts']} | {summary['compared']} | {summary['consistent_hosts']} | {summary['drifted_hosts']} "
+            f"| {summary['unreachable']} | {summary['failed']} |", ""]
+    rows = drift_rows(report)
+    if rows:
+        out += ["### Drift", "", "| Field | Host | Value | Expected | Source |", "|---|---|---|---|---|"]
+        for field, value, _exp, source, hosts, entry in rows[:max_rows]:
+            out.append(f"| {_md_code(field)} | {_md(_hosts_cell(hosts, report, max_hosts))} | {_md_code(value)} "
+                       f"| {_md_code(_expected_text(entry))} | {source} |")
+        if len(rows) > max_rows:
+            out.append(f"\n{len(rows) - max_rows} more row(s) in latest.json.")
+        out.append("")
+    else:
+        out += ["No drift: every compared host matches the majority and the spec.", ""]
+    out += _markdown_problems(report)
+    out += _markdown_tolerated(report, max_hosts)
+    out += _markdown_changes(report, max_rows, max_hosts)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _markdown_problems(report):
+    out = []
+    if report["unreachable"]:
+        out += ["### Unreachable", "", ", ".join(_md_code(h) for h in report["unreachable"]), ""]
+    if report["failed"]:
+        out += ["### Probe failures", "", "| Host | Message |", "|---|---|"]
+        out += [f"| {_md_code(h)} | {_md(m)} |" for h, m in report["failed"].items()]
+        out.append("")
+    return out
+
+
+def _markdown_tolerated(report, max_hosts):
+    tolerated = report.get("tolerated") or {}
+    if not tolerated:
+        return []
+    out = ["### Tolerated (newer than the minimum)", "", "| Field | Host | Value |", "|---|---|---|"]
+    for field, hosts in tolerated.items():
+        for value, members in _group_by_value(hosts).items():
+            out.append(f"| {_md_code(field)} | {_md(_hosts_cell(members, report, max_hosts))} | {_md_code(value)} |")
+    return out + [""]
+
+
+def _group_by_value(hosts):
+    grouped = {}
+    for host, value in hosts.items():
+        grouped.setdefault(text_value(value), []).append(host)
+    return grouped
+
+
+def _markdown_changes(report, max_rows, max_hosts):
+    changed = report.get("changed_since")
+    if not changed:
+        return []
+    out = [f"### Changed since {changed.get('previous_generated_at')}", ""]
+    if not changed.get("changed"):
+        return out + ["Nothing changed.", ""]
+    if changed["changes"]:
+        out += ["| Field | Hosts | Before | After |", "|---|---|---|---|"]
+        for change in changed["changes"][:max_rows]:
+            out.append(f"| {_md_code(change['field'])} | {_md(_hosts_cell(change['hosts'], report, max_hosts))} "
+                       f"| {_md_code(text_value(change['before']))} | {_md_code(text_value(change['after']))} |")
+        out.append("")
+    rest = _change_summary(dict(changed, changes=[]))
+    return out + ([_md(rest), ""] if rest else [])
+
+
+def _host_failures(report):
+    failures = {}
+    for entry in report.get("drift") or ():
+        group = field_group(entry["field"])
+        for host, value in entry["hosts"].items():
+            failures.setdefault((host, group), []).append(
+                f"{entry['field']}: {text_value(value)} (expected {_expected_text(entry)}, {entry['source']})")
+    return failures
+
+
+def to_junit(report):
+    """JUnit XML: a test suite per host, a test case per field group plus ``facts``."""
+    groups = sorted({field_group(f) for f in report.get("baseline") or ()}, key=group_key)
+    failures = _host_failures(report)
+    unreachable, failed = set(report["unreachable"]), report.get("failed") or {}
+    root = ElementTree.Element("testsuites", name="torchfleet drift audit", timestamp=report["generated_at"])
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for host in report["hosts"]:
+        suite = ElementTree.SubElement(root, "testsuite", name=host, timestamp=report["generated_at"])
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        _junit_case(suite, counts, host, "facts", _facts_outcome(host, unreachable, failed))
+        down = host in unreachable or host in failed
+        for group in groups:
+            outcome = ("skipped", None, "no facts", "") if down else _group_outcome(failures.get((host, group)))
+            _junit_case(suite, counts, host, group, outcome)
+        for key, value in counts.items():
+            suite.set(key, str(value))
+            totals[key] += value
+    for key, value in totals.items():
+        root.set(key, str(value))
+    ElementTree.indent(root, space="  ")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"
+
+
+def _facts_outcome(host, unreachable, failed):
+    if host in failed:
+        return ("error", "probe", f"probe failed: {failed[host]}", failed[host])
+    if host in unreachable:
+        return ("failure", "unreachable", "host unreachable", "")
+    return None
+
+
+def _group_outcome(messages):
+    if not messages:
+        return None
+    return ("failure", "drift", "; ".join(messages), "\n".join(messages))
+
+
+def _junit_case(suite, counts, host, name, outcome):
+    case = ElementTree.SubElement(suite, "testcase", classname=f"torchfleet.drift.{host}", name=name, time="0")
+    counts["tests"] += 1
+    if outcome is None:
+        return
+    kind, category, message, text = outcome
+    counts["failures" if kind == "failure" else "errors" if kind == "error" else "skipped"] += 1
+    element = ElementTree.SubElement(case, kind, message=message)
+    if category:
+        element.set("type", category)
+    if text:
+        element.text = text
+
+
+def _label(value):
+    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _number(value):
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
+    return repr(value) if isinstance(value, float) else str(int(value))
+
+
+def _metric(name, kind, help_text, samples):
+    lines = [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
+    for labels, value in samples:
+        label_text = ",".join(f'{k}="{_label(v)}"' for k, v in labels)
+        lines.append(f"{name}{{{label_text}}} {_number(value)}" if labels else f"{name} {_number(value)}")
+    return lines
+
+
+def to_prometheus(report):
+    """A node_exporter textfile with the ``torchfleet_drift_*`` gauges."""
+    hosts, per_host = report["hosts"], report["per_host"]
+    unreachable, failed = set(report["unreachable"]), report.get("failed") or {}
+    statuses = ("ok", "drift", "unreachable", "failed")
+    counts = {s: 0 for s in statuses}
+    for info in per_host.values():
+        counts[info["status"]] += 1
+    lines = []
+    lines += _metric("torchfleet_drift_consistent", "gauge",
+                     "1 when every compared host matched the majority and the spec at the last audit.",
+                     [((), report["consistent"])])
+    lines += _metric("torchfleet_drift_last_audit_timestamp_seconds", "gauge",
+                     "Unix time the last drift audit finished.", [((), float(report["timestamp"]))])
+    lines += _metric("torchfleet_drift_fields", "gauge",
+                     "Fields on which the host differs from the majority or the spec (absent when the host had no facts).",
+                     [((("host", h),), per_host[h]["drift_fields"]) for h in hosts if h not in unreachable and h not in failed])
+    lines += _metric("torchfleet_drift_unreachable", "gauge", "1 when the host was unreachable at the last audit.",
+                     [((("host", h),), h in unreachable) for h in hosts])
+    lines += _metric("torchfleet_drift_probe_failed", "gauge", "1 when the facts probe failed on the host.",
+                     [((("host", h),), h in failed) for h in hosts])
+    lines += _metric("torchfleet_drift_hosts", "gauge", "Hosts per audit status.",
+                     [((("status", s),), counts[s]) for s in statuses])
+    lines += _metric("torchfleet_drift_drifted_fields", "gauge", "Distinct fields with drift on any host.",
+                     [((), report["summary"]["drifted_fields"])])
+    return "\n".join(lines) + "\n"
