@@ -1,0 +1,437 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, torchfleet developers
+# Apache License 2.0 (see galaxy.yml)
+"""What ``run_command`` returned for the torch_facts probe: real recordings and GPU-node shapes.
+
+RECORDED holds real runs on the build machine (``/usr/bin/timeout --kill-after=5 120 PY -I -c
+PROBE OPTIONS`` with PATH=/usr/bin:/bin, LC_ALL=C), byte for byte:
+
+- ``venv_torch_2_13_cpu``: the project venv's torch 2.13.0+cpu (Python 3.11.7, no GPU, no
+  driver, no conda-meta), and the same with ``probe_cuda``;
+- ``python313_without_torch``: a Python 3.13.0 without torch;
+- ``python27``: Python 2.7.18, which rejects ``-I``;
+- ``missing_interpreter``: coreutils timeout failing to exec a path that does not exist;
+- ``timeout_1s``: the venv probe killed by ``timeout 1``.
+
+GPU nodes are not available here, so SYNTHETIC documents follow the probe's schema with values
+as real nodes report them: an 8 x H200 node with torch 2.8.0+cu128 (CUDA 12.8,
+``torch.backends.cudnn.version()`` 91002, ``torch.cuda.nccl.version()`` (2, 27, 3)), seen through
+nvidia-smi, NVML, ``probe_cuda`` and ``/proc`` only, and a GPU build on a node whose driver is gone.
+Re-record the real ones whenever the probe's output schema changes.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import json
+
+import pytest
+
+from ansible_collections.torchfleet.cluster.plugins.module_utils import torch_probe
+
+RECORDED = {
+    'venv_torch_2_13_cpu': {
+        'rc': 0,
+        'stdout': (
+            'TORCHFLEET_PROBE_JSON:{"conda": null, "executable": "/work/main/.venv/bin/python", "gpu": {"nvidia_s'
+            'mi": null, "nvml": null, "proc": {"gpus": {}, "version": null}}, "pip": [{"info": "Parsley-1.3.dist-'
+            'info", "name": "Parsley", "version": "1.3"}, {"info": "aiofiles-25.1.0.dist-info", "name": "aiofiles'
+            '", "version": "25.1.0"}, {"info": "annotated_doc-0.0.7.dist-info", "name": "annotated-doc", "version'
+            '": "0.0.7"}, {"info": "annotated_types-0.8.0.dist-info", "name": "annotated-types", "version": "0.8.'
+            '0"}, {"info": "ansible-12.3.0.dist-info", "name": "ansible", "version": "12.3.0"}, {"info": "ansible'
+            '_builder-3.2.0.dist-info", "name": "ansible-builder", "version": "3.2.0"}, {"info": "ansible_compat-'
+            '26.10.0.dist-info", "name": "ansible-compat", "version": "26.10.0"}, {"info": "ansible_core-2.19.14.'
+            'dist-info", "name": "ansible-core", "version": "2.19.14"}, {"info": "ansible_lint-26.10.1.dist-info"'
+            ', "name": "ansible-lint", "version": "26.10.1"}, {"info": "antsibull_changelog-0.36.0.dist-info", "n'
+            'ame": "antsibull-changelog", "version": "0.36.0"}, {"info": "antsibull_docs_parser-1.2.3.dist-info",'
+            ' "name": "antsibull-docs-parser", "version": "1.2.3"}, {"info": "antsibull_docutils-1.4.1.dist-info"'
+            ', "name": "antsibull-docutils", "version": "1.4.1"}, {"info": "antsibull_fileutils-1.5.3.dist-info",'
+            ' "name": "antsibull-fileutils", "version": "1.5.3"}, {"info": "attrs-23.2.0.dist-info", "name": "att'
+            'rs", "version": "23.2.0"}, {"info": "bindep-2.14.0.dist-info", "name": "bindep", "version": "2.14.0"'
+            '}, {"info": "black-26.10.1.dist-info", "name": "black", "version": "26.10.1"}, {"info": "bracex-3.2.'
+            '3.dist-info", "name": "bracex", "version": "3.2.3"}, {"info": "certifi-2026.10.19.post1.dist-info", '
+            '"name": "certifi", "version": "2026.10.19.post1"}, {"info": "cffi-2.1.1.dist-info", "name": "cffi", '
+            '"version": "2.1.1"}, {"info": "charset_normalizer-3.5.3.dist-info", "name": "charset-normalizer", "v'
+            'ersion": "3.5.3"}, {"info": "click-8.5.1.dist-info", "name": "click", "version": "8.5.1"}, {"info": '
+            '"coverage-7.6.1.dist-info", "name": "coverage", "version": "7.6.1"}, {"info": "cryptography-50.0.2.d'
+            'ist-info", "name": "cryptography", "version": "50.0.2"}, {"info": "distro-1.9.0.dist-info", "name": '
+            '"distro", "version": "1.9.0"}, {"info": "docutils-0.23.dist-info", "name": "docutils", "version": "0'
+            '.23"}, {"info": "enrich-1.2.7.dist-info", "name": "enrich", "version": "1.2.7"}, {"info": "execnet-2'
+            '.1.2.dist-info", "name": "execnet", "version": "2.1.2"}, {"info": "filelock-4.3.1.dist-info", "name"'
+            ': "filelock", "version": "4.3.1"}, {"info": "flake8-6.1.0.dist-info", "name": "flake8", "version": "'
+            '6.1.0"}, {"info": "fsspec-2026.9.0.dist-info", "name": "fsspec", "version": "2026.9.0"}, {"info": "g'
+            'alaxy_importer-0.4.44.dist-info", "name": "galaxy_importer", "version": "0.4.44"}, {"info": "idna-3.'
+            '20.dist-info", "name": "idna", "version": "3.20"}, {"info": "iniconfig-2.3.1.dist-info", "name": "in'
+            'iconfig", "version": "2.3.1"}, {"info": "jinja2-3.1.6.dist-info", "name": "Jinja2", "version": "3.1.'
+            '6"}, {"info": "jsonschema-4.26.0.dist-info", "name": "jsonschema", "version": "4.26.0"}, {"info": "j'
+            'sonschema_specifications-2025.9.1.dist-info", "name": "jsonschema-specifications", "version": "2025.'
+            '9.1"}, {"info": "markdown-3.11.3.dist-info", "name": "Markdown", "version": "3.11.3"}, {"info": "mar'
+            'kdown_it_py-4.3.0.dist-info", "name": "markdown-it-py", "version": "4.3.0"}, {"info": "markupsafe-3.'
+            '0.4.dist-info", "name": "MarkupSafe", "version": "3.0.4"}, {"info": "mccabe-0.7.0.dist-info", "name"'
+            ': "mccabe", "version": "0.7.0"}, {"info": "mdurl-0.1.2.dist-info", "name": "mdurl", "version": "0.1.'
+            '2"}, {"info": "mock-5.2.0.dist-info", "name": "mock", "version": "5.2.0"}, {"info": "molecule-26.10.'
+            '0.dist-info", "name": "molecule", "version": "26.10.0"}, {"info": "molecule_plugins-26.10.12.dist-in'
+            'fo", "name": "molecule-plugins", "version": "26.10.12"}, {"info": "mpmath-1.3.0.dist-info", "name": '
+            '"mpmath", "version": "1.3.0"}, {"info": "mypy_extensions-1.2.0.dist-info", "name": "mypy_extensions"'
+            ', "version": "1.2.0"}, {"info": "networkx-3.6.1.dist-info", "name": "networkx", "version": "3.6.1"},'
+            ' {"info": "nh3-0.3.8.dist-info", "name": "nh3", "version": "0.3.8"}, {"info": "numpy-2.4.6.dist-info'
+            '", "name": "numpy", "version": "2.4.6"}, {"info": "packaging-26.4.dist-info", "name": "packaging", "'
+            'version": "26.4"}, {"info": "pathspec-1.1.1.dist-info", "name": "pathspec", "version": "1.1.1"}, {"i'
+            'nfo": "pbr-7.1.3.dist-info", "name": "pbr", "version": "7.1.3"}, {"info": "pip-23.2.1.dist-info", "n'
+            'ame": "pip", "version": "23.2.1"}, {"info": "platformdirs-4.14.9.dist-info", "name": "platformdirs",'
+            ' "version": "4.14.9"}, {"info": "pluggy-1.7.0.dist-info", "name": "pluggy", "version": "1.7.0"}, {"i'
+            'nfo": "pycodestyle-2.11.1.dist-info", "name": "pycodestyle", "version": "2.11.1"}, {"info": "pycpars'
+            'er-3.12.dist-info", "name": "pycparser", "version": "3.12"}, {"info": "pydantic-2.14.4.dist-info", "'
+            'name": "pydantic", "version": "2.14.4"}, {"info": "pydantic_core-2.50.5.dist-info", "name": "pydanti'
+            'c_core", "version": "2.50.5"}, {"info": "pyflakes-3.1.0.dist-info", "name": "pyflakes", "version": "'
+            '3.1.0"}, {"info": "pygments-2.21.0.dist-info", "name": "Pygments", "version": "2.21.0"}, {"info": "p'
+            'ytest-9.2.0.dist-info", "name": "pytest", "version": "9.2.0"}, {"info": "pytest_mock-3.17.0.dist-inf'
+            'o", "name": "pytest-mock", "version": "3.17.0"}, {"info": "pytest_xdist-3.8.0.dist-info", "name": "p'
+            'ytest-xdist", "version": "3.8.0"}, {"info": "pytokens-0.4.1.dist-info", "name": "pytokens", "version'
+            '": "0.4.1"}, {"info": "pyyaml-6.0.4.dist-info", "name": "PyYAML", "version": "6.0.4"}, {"info": "ref'
+            'erencing-0.37.0.dist-info", "name": "referencing", "version": "0.37.0"}, {"info": "requests-2.34.2.d'
+            'ist-info", "name": "requests", "version": "2.34.2"}, {"info": "resolvelib-1.2.1.dist-info", "name": '
+            '"resolvelib", "version": "1.2.1"}, {"info": "rich-15.0.0.dist-info", "name": "rich", "version": "15.'
+            '0.0"}, {"info": "rpds_py-2026.9.1.dist-info", "name": "rpds-py", "version": "2026.9.1"}, {"info": "r'
+            'stcheck-6.3.1.dist-info", "name": "rstcheck", "version": "6.3.1"}, {"info": "rstcheck_core-1.3.2.dis'
+            't-info", "name": "rstcheck-core", "version": "1.3.2"}, {"info": "ruamel_yaml-0.19.1.dist-info", "nam'
+            'e": "ruamel.yaml", "version": "0.19.1"}, {"info": "semantic_version-2.10.0.dist-info", "name": "sema'
+            'ntic-version", "version": "2.10.0"}, {"info": "setuptools-84.2.1.dist-info", "name": "setuptools", "'
+            'version": "84.2.1"}, {"info": "shellingham-1.5.4.dist-info", "name": "shellingham", "version": "1.5.'
+            '4"}, {"info": "subprocess_tee-0.4.2.dist-info", "name": "subprocess-tee", "version": "0.4.2"}, {"inf'
+            'o": "sympy-1.14.0.dist-info", "name": "sympy", "version": "1.14.0"}, {"info": "torch-2.13.0+cpu.dist'
+            '-info", "name": "torch", "version": "2.13.0+cpu"}, {"info": "typer-0.29.2.dist-info", "name": "typer'
+            '", "version": "0.29.2"}, {"info": "typing_extensions-4.16.0.dist-info", "name": "typing_extensions",'
+            ' "version": "4.16.0"}, {"info": "typing_inspection-0.4.5.dist-info", "name": "typing-inspection", "v'
+            'ersion": "0.4.5"}, {"info": "urllib3-2.8.0.dist-info", "name": "urllib3", "version": "2.8.0"}, {"inf'
+            'o": "wcmatch-12.0.3.dist-info", "name": "wcmatch", "version": "12.0.3"}, {"info": "yamllint-1.38.0.d'
+            'ist-info", "name": "yamllint", "version": "1.38.0"}], "prefix": "/work/main/.venv", "python": "3.11.'
+            '7", "schema": 1, "timings": {"gpu_wait": 0.00010180473327636719, "import_torch": 4.230505466461182, '
+            '"packages": 0.011615514755249023, "torch_facts": 9.417533874511719e-05, "total": 4.245348215103149},'
+            ' "torch": {"cuda": null, "cuda_probe": null, "cudnn": null, "distributed": {"available": true, "gloo'
+            '": true, "mpi": false, "nccl": false}, "errors": {"nccl": "AttributeError: module \'torch._C\' has no '
+            'attribute \'_nccl_version\'"}, "nccl": null, "version": "2.13.0+cpu"}, "torch_error": null}\n'
+        ),
+        'stderr': '',
+    },
+    'venv_torch_2_13_cpu_probe_cuda': {
+        'rc': 0,
+        'stdout': (
+            'TORCHFLEET_PROBE_JSON:{"conda": null, "executable": "/work/main/.venv/bin/python", "gpu": {"nvidia_s'
+            'mi": null, "nvml": null, "proc": {"gpus": {}, "version": null}}, "pip": [{"info": "Parsley-1.3.dist-'
+            'info", "name": "Parsley", "version": "1.3"}, {"info": "aiofiles-25.1.0.dist-info", "name": "aiofiles'
+            '", "version": "25.1.0"}, {"info": "annotated_doc-0.0.7.dist-info", "name": "annotated-doc", "version'
+            '": "0.0.7"}, {"info": "annotated_types-0.8.0.dist-info", "name": "annotated-types", "version": "0.8.'
+            '0"}, {"info": "ansible-12.3.0.dist-info", "name": "ansible", "version": "12.3.0"}, {"info": "ansible'
+            '_builder-3.2.0.dist-info", "name": "ansible-builder", "version": "3.2.0"}, {"info": "ansible_compat-'
+            '26.10.0.dist-info", "name": "ansible-compat", "version": "26.10.0"}, {"info": "ansible_core-2.19.14.'
+            'dist-info", "name": "ansible-core", "version": "2.19.14"}, {"info": "ansible_lint-26.10.1.dist-info"'
+            ', "name": "ansible-lint", "version": "26.10.1"}, {"info": "antsibull_changelog-0.36.0.dist-info", "n'
+            'ame": "antsibull-changelog", "version": "0.36.0"}, {"info": "antsibull_docs_parser-1.2.3.dist-info",'
+            ' "name": "antsibull-docs-parser", "version": "1.2.3"}, {"info": "antsibull_docutils-1.4.1.dist-info"'
+            ', "name": "antsibull-docutils", "version": "1.4.1"}, {"info": "antsibull_fileutils-1.5.3.dist-info",'
+            ' "name": "antsibull-fileutils", "version": "1.5.3"}, {"info": "attrs-23.2.0.dist-info", "name": "att'
+            'rs", "version": "23.2.0"}, {"info": "bindep-2.14.0.dist-info", "name": "bindep", "version": "2.14.0"'
+            '}, {"info": "black-26.10.1.dist-info", "name": "black", "version": "26.10.1"}, {"info": "bracex-3.2.'
+            '3.dist-info", "name": "bracex", "version": "3.2.3"}, {"info": "certifi-2026.10.19.post1.dist-info", '
+            '"name": "certifi", "version": "2026.10.19.post1"}, {"info": "cffi-2.1.1.dist-info", "name": "cffi", '
+            '"version": "2.1.1"}, {"info": "charset_normalizer-3.5.3.dist-info", "name": "charset-normalizer", "v'
+            'ersion": "3.5.3"}, {"info": "click-8.5.1.dist-info", "name": "click", "version": "8.5.1"}, {"info": '
+            '"coverage-7.6.1.dist-info", "name": "coverage", "version": "7.6.1"}, {"info": "cryptography-50.0.2.d'
+            'ist-info", "name": "cryptography", "version": "50.0.2"}, {"info": "distro-1.9.0.dist-info", "name": '
+            '"distro", "version": "1.9.0"}, {"info": "docutils-0.23.dist-info", "name": "docutils", "version": "0'
+            '.23"}, {"info": "enrich-1.2.7.dist-info", "name": "enrich", "version": "1.2.7"}, {"info": "execnet-2'
+            '.1.2.dist-info", "name": "execnet", "version": "2.1.2"}, {"info": "filelock-4.3.1.dist-info", "name"'
+            ': "filelock", "version": "4.3.1"}, {"info": "flake8-6.1.0.dist-info", "name": "flake8", "version": "'
+            '6.1.0"}, {"info": "fsspec-2026.9.0.dist-info", "name": "fsspec", "version": "2026.9.0"}, {"info": "g'
+            'alaxy_importer-0.4.44.dist-info", "name": "galaxy_importer", "version": "0.4.44"}, {"info": "idna-3.'
+            '20.dist-info", "name": "idna", "version": "3.20"}, {"info": "iniconfig-2.3.1.dist-info", "name": "in'
+            'iconfig", "version": "2.3.1"}, {"info": "jinja2-3.1.6.dist-info", "name": "Jinja2", "version": "3.1.'
+            '6"}, {"info": "jsonschema-4.26.0.dist-info", "name": "jsonschema", "version": "4.26.0"}, {"info": "j'
+            'sonschema_specifications-2025.9.1.dist-info", "name": "jsonschema-specifications", "version": "2025.'
+            '9.1"}, {"info": "markdown-3.11.3.dist-info", "name": "Markdown", "version": "3.11.3"}, {"info": "mar'
+            'kdown_it_py-4.3.0.dist-info", "name": "markdown-it-py", "version": "4.3.0"}, {"info": "markupsafe-3.'
+            '0.4.dist-info", "name": "MarkupSafe", "version": "3.0.4"}, {"info": "mccabe-0.7.0.dist-info", "name"'
+            ': "mccabe", "version": "0.7.0"}, {"info": "mdurl-0.1.2.dist-info", "name": "mdurl", "version": "0.1.'
+            '2"}, {"info": "mock-5.2.0.dist-info", "name": "mock", "version": "5.2.0"}, {"info": "molecule-26.10.'
+            '0.dist-info", "name": "molecule", "version": "26.10.0"}, {"info": "molecule_plugins-26.10.12.dist-in'
+            'fo", "name": "molecule-plugins", "version": "26.10.12"}, {"info": "mpmath-1.3.0.dist-info", "name": '
+            '"mpmath", "version": "1.3.0"}, {"info": "mypy_extensions-1.2.0.dist-info", "name": "mypy_extensions"'
+            ', "version": "1.2.0"}, {"info": "networkx-3.6.1.dist-info", "name": "networkx", "version": "3.6.1"},'
+            ' {"info": "nh3-0.3.8.dist-info", "name": "nh3", "version": "0.3.8"}, {"info": "numpy-2.4.6.dist-info'
+            '", "name": "numpy", "version": "2.4.6"}, {"info": "packaging-26.4.dist-info", "name": "packaging", "'
+            'version": "26.4"}, {"info": "pathspec-1.1.1.dist-info", "name": "pathspec", "version": "1.1.1"}, {"i'
+            'nfo": "pbr-7.1.3.dist-info", "name": "pbr", "version": "7.1.3"}, {"info": "pip-23.2.1.dist-info", "n'
+            'ame": "pip", "version": "23.2.1"}, {"info": "platformdirs-4.14.9.dist-info", "name": "platformdirs",'
+            ' "version": "4.14.9"}, {"info": "pluggy-1.7.0.dist-info", "name": "pluggy", "version": "1.7.0"}, {"i'
+            'nfo": "pycodestyle-2.11.1.dist-info", "name": "pycodestyle", "version": "2.11.1"}, {"info": "pycpars'
+            'er-3.12.dist-info", "name": "pycparser", "version": "3.12"}, {"info": "pydantic-2.14.4.dist-info", "'
+            'name": "pydantic", "version": "2.14.4"}, {"info": "pydantic_core-2.50.5.dist-info", "name": "pydanti'
+            'c_core", "version": "2.50.5"}, {"info": "pyflakes-3.1.0.dist-info", "name": "pyflakes", "version": "'
+            '3.1.0"}, {"info": "pygments-2.21.0.dist-info", "name": "Pygments", "version": "2.21.0"}, {"info": "p'
+            'ytest-9.2.0.dist-info", "name": "pytest", "version": "9.2.0"}, {"info": "pytest_mock-3.17.0.dist-inf'
+            'o", "name": "pytest-mock", "version": "3.17.0"}, {"info": "pytest_xdist-3.8.0.dist-info", "name": "p'
+            'ytest-xdist", "version": "3.8.0"}, {"info": "pytokens-0.4.1.dist-info", "name": "pytokens", "version'
+            '": "0.4.1"}, {"info": "pyyaml-6.0.4.dist-info", "name": "PyYAML", "version": "6.0.4"}, {"info": "ref'
+            'erencing-0.37.0.dist-info", "name": "referencing", "version": "0.37.0"}, {"info": "requests-2.34.2.d'
+            'ist-info", "name": "requests", "version": "2.34.2"}, {"info": "resolvelib-1.2.1.dist-info", "name": '
+            '"resolvelib", "version": "1.2.1"}, {"info": "rich-15.0.0.dist-info", "name": "rich", "version": "15.'
+            '0.0"}, {"info": "rpds_py-2026.9.1.dist-info", "name": "rpds-py", "version": "2026.9.1"}, {"info": "r'
+            'stcheck-6.3.1.dist-info", "name": "rstcheck", "version": "6.3.1"}, {"info": "rstcheck_core-1.3.2.dis'
+            't-info", "name": "rstcheck-core", "version": "1.3.2"}, {"info": "ruamel_yaml-0.19.1.dist-info", "nam'
+            'e": "ruamel.yaml", "version": "0.19.1"}, {"info": "semantic_version-2.10.0.dist-info", "name": "sema'
+            'ntic-version", "version": "2.10.0"}, {"info": "setuptools-84.2.1.dist-info", "name": "setuptools", "'
+            'version": "84.2.1"}, {"info": "shellingham-1.5.4.dist-info", "name": "shellingham", "version": "1.5.'
+            '4"}, {"info": "subprocess_tee-0.4.2.dist-info", "name": "subprocess-tee", "version": "0.4.2"}, {"inf'
+            'o": "sympy-1.14.0.dist-info", "name": "sympy", "version": "1.14.0"}, {"info": "torch-2.13.0+cpu.dist'
+            '-info", "name": "torch", "version": "2.13.0+cpu"}, {"info": "typer-0.29.2.dist-info", "name": "typer'
+            '", "version": "0.29.2"}, {"info": "typing_extensions-4.16.0.dist-info", "name": "typing_extensions",'
+            ' "version": "4.16.0"}, {"info": "typing_inspection-0.4.5.dist-info", "name": "typing-inspection", "v'
+            'ersion": "0.4.5"}, {"info": "urllib3-2.8.0.dist-info", "name": "urllib3", "version": "2.8.0"}, {"inf'
+            'o": "wcmatch-12.0.3.dist-info", "name": "wcmatch", "version": "12.0.3"}, {"info": "yamllint-1.38.0.d'
+            'ist-info", "name": "yamllint", "version": "1.38.0"}], "prefix": "/work/main/.venv", "python": "3.11.'
+            '7", "schema": 1, "timings": {"gpu_wait": 8.96453857421875e-05, "import_torch": 4.175383567810059, "p'
+            'ackages": 0.009869575500488281, "torch_facts": 0.00012373924255371094, "total": 4.186715841293335}, '
+            '"torch": {"cuda": null, "cuda_probe": {"available": false, "count": 0, "devices": []}, "cudnn": null'
+            ', "distributed": {"available": true, "gloo": true, "mpi": false, "nccl": false}, "errors": {"nccl": '
+            '"AttributeError: module \'torch._C\' has no attribute \'_nccl_version\'"}, "nccl": null, "version": "2.1'
+            '3.0+cpu"}, "torch_error": null}\n'
+        ),
+        'stderr': '',
+    },
+    'python313_without_torch': {
+        'rc': 0,
+        'stdout': (
+            'TORCHFLEET_PROBE_JSON:{"conda": null, "executable": "/root/.pyenv/versions/3.13.0/bin/python", "gpu"'
+            ': {"nvidia_smi": null, "nvml": null, "proc": {"gpus": {}, "version": null}}, "pip": [{"info": "pip-2'
+            '4.2.dist-info", "name": "pip", "version": "24.2"}], "prefix": "/root/.pyenv/versions/3.13.0", "pytho'
+            'n": "3.13.0", "schema": 1, "timings": {"gpu_wait": 0.0002052783966064453, "import_torch": 0.00032067'
+            '298889160156, "packages": 0.011497974395751953, "torch_facts": 4.76837158203125e-07, "total": 0.0294'
+            '99292373657227}, "torch": null, "torch_error": "ModuleNotFoundError: No module named \'torch\'"}\n'
+        ),
+        'stderr': '',
+    },
+    'python27': {
+        'rc': 2,
+        'stdout': '',
+        'stderr': (
+            'Unknown option: -I\nusage: /root/.pyenv/versions/2.7.18/bin/python [option] ... [-c cmd | -m mod | fi'
+            "le | -] [arg] ...\nTry `python -h' for more information.\n"
+        ),
+    },
+    'missing_interpreter': {
+        'rc': 127,
+        'stdout': '',
+        'stderr': (
+            "/usr/bin/timeout: failed to run command '/opt/miniconda3/envs/train/bin/python': No such file or dir"
+            'ectory\n'
+        ),
+    },
+    'timeout_1s': {
+        'rc': 124,
+        'stdout': '',
+        'stderr': '',
+    },
+}
+
+
+def probe_stdout(doc):
+    """Exactly what the probe prints for ``doc``."""
+    return torch_probe.MARKER + json.dumps(doc, sort_keys=True) + '\n'
+
+
+def recorded(name):
+    """(rc, stdout, stderr) of a real recording."""
+    run = RECORDED[name]
+    return run['rc'], run['stdout'], run['stderr']
+
+
+H200_UUIDS = [
+    '095909a2-c440-4cd9-8571-805ea24747d4', 'df8da301-cbc4-4112-b709-2f115e6a7279',
+    'be421a47-99fc-4365-ac46-90f4c1d170ef', '623413d6-9a3a-4029-ac87-0df6a99b8afb',
+    '7c4e0d85-7d48-4242-aa5b-ed32670004d4', '2dfa3b1f-b526-4757-a933-78dc0b053654',
+    '101a3e35-b4ef-4539-85b7-efb6c5930876', '0b184605-cf2a-4fb2-91ef-9f3ad5be0ac8',
+]
+H200_BUSES = ['0000:18:00.0', '0000:2a:00.0', '0000:3a:00.0', '0000:5d:00.0',
+              '0000:9a:00.0', '0000:ab:00.0', '0000:ba:00.0', '0000:db:00.0']
+H200_DRIVER = '570.124.06'
+PROC_VERSION_OPEN = (
+    'NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.124.06  Release Build  '
+    '(dvs-builder@U16-I3-B03-4-3)  Thu Feb 27 04:50:14 UTC 2025\n'
+    'GCC version:  gcc version 12.2.0 (Debian 12.2.0-14) \n'
+)
+PROC_VERSION_PROPRIETARY = (
+    'NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.183.01  Sun May 12 19:39:15 UTC 2024\n'
+    'GCC version:  gcc version 12.2.0 (Debian 12.2.0-14) \n'
+)
+SMI_NO_DRIVER = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+                 'Make sure that the latest NVIDIA driver is installed and running.\n\n')
+STAMP = {
+    'collection_version': '0.1.0', 'lock_sha256': None, 'name': 'train',
+    'spec_file': 'inventories/example/environment.yml',
+    'spec_sha256': '6f1d3c9a0b7e42d58c1a9e0f3b6d2c7a8e5f4b3a2d1c0e9f8a7b6c5d4e3f2a1b',
+}
+MIRROR = 'https://conda.mirror.example/conda-forge/'
+
+
+def proc_information(uuid, bus, minor):
+    return ('Model: \t\t NVIDIA H200\nIRQ:   \t\t 0\nGPU UUID: \t GPU-%s\nVideo BIOS: \t 96.00.a5.00.01\n'
+            'Bus Type: \t PCIe\nDMA Size: \t 52 bits\nDMA Mask: \t 0xfffffffffffff\n'
+            'Bus Location: \t %s\nDevice Minor: \t %d\nGPU Excluded:\t No\n' % (uuid, bus, minor))
+
+
+def h200_doc():
+    """8 x H200, torch 2.8.0+cu128 from pip in a conda env, GPUs seen through nvidia-smi."""
+    smi = ''.join('NVIDIA H200, 9.0, GPU-%s, %s\n' % (uuid, H200_DRIVER) for uuid in H200_UUIDS)
+    return {
+        'schema': 1, 'python': '3.11.13', 'executable': '/opt/miniconda3/envs/train/bin/python',
+        'prefix': '/opt/miniconda3/envs/train', 'torch_error': None,
+        'torch': {
+            'version': '2.8.0+cu128', 'cuda': '12.8', 'cudnn': 91002, 'nccl': [2, 27, 3],
+            'distributed': {'available': True, 'gloo': True, 'nccl': True, 'mpi': False},
+            'cuda_probe': None, 'errors': {},
+        },
+        'conda': {
+            'stamp': copy.deepcopy(STAMP), 'errors': [],
+            'records': [
+                {'name': 'libgcc', 'version': '15.1.0', 'build': 'h767d61c_4',
+                 'channel': MIRROR + 'linux-64', 'infos': []},
+                {'name': 'numpy', 'version': '2.3.2', 'build': 'py311h519dc76_0',
+                 'channel': MIRROR + 'linux-64', 'infos': ['numpy-2.3.2.dist-info']},
+                {'name': 'pip', 'version': '25.2', 'build': 'pyh8b19718_0',
+                 'channel': MIRROR + 'noarch', 'infos': ['pip-25.2.dist-info']},
+                {'name': 'python', 'version': '3.11.13', 'build': 'h9e4cc4f_0_cpython',
+                 'channel': MIRROR + 'linux-64', 'infos': []},
+            ],
+        },
+        'pip': [
+            {'name': 'Jinja2', 'version': '3.1.6', 'info': 'jinja2-3.1.6.dist-info'},
+            {'name': 'numpy', 'version': '2.3.2', 'info': 'numpy-2.3.2.dist-info'},
+            {'name': 'nvidia-cuda-runtime-cu12', 'version': '12.8.90',
+             'info': 'nvidia_cuda_runtime_cu12-12.8.90.dist-info'},
+            {'name': 'nvidia-cudnn-cu12', 'version': '9.10.2.21', 'info': 'nvidia_cudnn_cu12-9.10.2.21.dist-info'},
+            {'name': 'nvidia-nccl-cu12', 'version': '2.27.3', 'info': 'nvidia_nccl_cu12-2.27.3.dist-info'},
+            {'name': 'pip', 'version': '25.2', 'info': 'pip-25.2.dist-info'},
+            {'name': 'torch', 'version': '2.8.0+cu128', 'info': 'torch-2.8.0+cu128.dist-info'},
+            {'name': 'triton', 'version': '3.4.0', 'info': 'triton-3.4.0.dist-info'},
+        ],
+        'gpu': {
+            'nvml': None,
+            'nvidia_smi': {'fields': ['name', 'compute_cap', 'uuid', 'driver_version'], 'rc': 0,
+                           'stdout': smi, 'stderr': ''},
+            'proc': {'version': PROC_VERSION_OPEN,
+                     'gpus': dict((bus, proc_information(uuid, bus, minor)) for minor, (uuid, bus)
+                                  in enumerate(zip(H200_UUIDS, H200_BUSES)))},
+        },
+        'timings': {'gpu_wait': 0.0001, 'import_torch': 6.1, 'packages': 0.21, 'torch_facts': 0.02, 'total': 6.4},
+    }
+
+
+# sorted "name version build channel" lines the H200 env must hash to
+H200_PACKAGE_LINES = (
+    'jinja2 3.1.6 pypi_0 pypi\n'
+    'libgcc 15.1.0 h767d61c_4 conda-forge\n'
+    'numpy 2.3.2 py311h519dc76_0 conda-forge\n'
+    'nvidia-cuda-runtime-cu12 12.8.90 pypi_0 pypi\n'
+    'nvidia-cudnn-cu12 9.10.2.21 pypi_0 pypi\n'
+    'nvidia-nccl-cu12 2.27.3 pypi_0 pypi\n'
+    'pip 25.2 pyh8b19718_0 conda-forge\n'
+    'python 3.11.13 h9e4cc4f_0_cpython conda-forge\n'
+    'torch 2.8.0+cu128 pypi_0 pypi\n'
+    'triton 3.4.0 pypi_0 pypi\n'
+)
+H200_GPUS = [{'name': 'NVIDIA H200', 'capability': '9.0', 'uuid': 'GPU-' + uuid} for uuid in H200_UUIDS]
+
+
+def h200_nvml_doc():
+    doc = h200_doc()
+    doc['gpu']['nvidia_smi'] = None
+    doc['gpu']['nvml'] = {'driver': H200_DRIVER, 'gpus': [
+        {'name': 'NVIDIA H200', 'uuid': 'GPU-' + uuid, 'capability': [9, 0]} for uuid in H200_UUIDS]}
+    return doc
+
+
+def h200_probe_cuda_doc():
+    doc = h200_doc()
+    doc['torch']['cuda_probe'] = {'available': True, 'count': 8, 'devices': [
+        {'name': 'NVIDIA H200', 'major': 9, 'minor': 0, 'uuid': uuid} for uuid in H200_UUIDS]}
+    return doc
+
+
+def h200_proc_only_doc():
+    doc = h200_doc()
+    doc['gpu']['nvidia_smi'] = None
+    return doc
+
+
+def no_driver_doc():
+    """The CUDA build on a node whose driver is not loaded: nvidia-smi exits 9."""
+    doc = h200_doc()
+    doc['gpu'] = {'nvml': None, 'proc': {'version': None, 'gpus': {}},
+                  'nvidia_smi': {'fields': ['name', 'compute_cap', 'uuid', 'driver_version'], 'rc': 9,
+                                 'stdout': SMI_NO_DRIVER, 'stderr': ''}}
+    return doc
+
+
+def old_driver_doc():
+    """A driver that predates compute_cap: the probe asked again without it."""
+    doc = h200_doc()
+    doc['gpu']['proc'] = {'version': PROC_VERSION_PROPRIETARY, 'gpus': {}}
+    doc['gpu']['nvidia_smi'] = {
+        'fields': ['name', 'uuid', 'driver_version'], 'rc': 0, 'stderr': '',
+        'stdout': 'Tesla V100-SXM2-32GB, GPU-%s, 470.256.02\n' % H200_UUIDS[0]}
+    return doc
+
+
+SYNTHETIC_DOCS = {
+    'h200_nvidia_smi': h200_doc,
+    'h200_nvml': h200_nvml_doc,
+    'h200_probe_cuda': h200_probe_cuda_doc,
+    'h200_proc_only': h200_proc_only_doc,
+    'gpu_build_no_driver': no_driver_doc,
+    'old_driver_no_compute_cap': old_driver_doc,
+}
+
+# other shapes of a broken probe, as run_command reports them
+SYNTHETIC_RUNS = {
+    'garbage': (0, 'Hello from sitecustomize\nready.\n', ''),
+    'truncated': (-9, torch_probe.MARKER + '{"conda": null, "executable": "/opt/mini', ''),
+    'segfault': (-11, '', ''),
+    'fatal': (0, probe_stdout({'schema': 1, 'fatal': 'RecursionError: maximum recursion depth exceeded',
+                               'traceback': 'Traceback (most recent call last):\n  ...\nRecursionError\n'}), ''),
+}
+
+
+def synthetic(name):
+    """(rc, stdout, stderr) of a synthetic GPU-node run or broken run."""
+    if name in SYNTHETIC_DOCS:
+        return 0, probe_stdout(SYNTHETIC_DOCS[name]()), ''
+    return SYNTHETIC_RUNS[name]
+
+
+@pytest.mark.parametrize('name', sorted(name for name in RECORDED if RECORDED[name]['stdout']))
+def test_recorded_stdout_is_one_result_line(name):
+    rc, stdout, stderr = recorded(name)
+    doc = torch_probe.parse_output(stdout)
+    assert (rc, stderr) == (0, '')
+    assert stdout == probe_stdout(doc)
+    assert doc['schema'] == torch_probe.SCHEMA
+
+
+@pytest.mark.parametrize('name', sorted(name for name in RECORDED if not RECORDED[name]['stdout']))
+def test_recorded_failures_print_no_result(name):
+    rc, stdout, dummy = recorded(name)
+    assert rc != 0
+    with pytest.raises(torch_probe.ProbeError):
+        torch_probe.parse_output(stdout)
+
+
+@pytest.mark.parametrize('name', sorted(SYNTHETIC_DOCS))
+def test_synthetic_documents_have_the_recorded_schema(name):
+    real = torch_probe.parse_output(recorded('venv_torch_2_13_cpu')[1])
+    doc = torch_probe.parse_output(synthetic(name)[1])
+    assert sorted(doc) == sorted(real)
+    assert sorted(doc['torch']) == sorted(real['torch'])
+    assert sorted(doc['gpu']) == sorted(real['gpu'])
