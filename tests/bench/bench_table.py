@@ -1,0 +1,208 @@
+# Copyright: torchfleet developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Turns the benchmark's results.json into its one table (targets from issue 6)."""
+
+from __future__ import annotations
+
+from bench_util import median, ratio
+
+HEAD = ("#", "measurement", "value", "target", "met")
+# A later per-node CPU slope may be this much steeper than the first and still count as flat.
+FLAT_TOLERANCE = 1.5
+
+
+def seconds(value):
+    return "n/a" if value is None else "%.2f s" % value
+
+
+def times(value):
+    return "n/a" if value is None else "%.2fx" % value
+
+
+def verdict(ok):
+    return "n/a" if ok is None else ("yes" if ok else "NO")
+
+
+def at_most(value, limit):
+    return None if value is None else value <= limit
+
+
+def render(results):
+    rows = []
+    for section in (probe_rows, audit_rows, round_trip_rows, converged_rows, scale_rows, engine_rows, fanout_rows):
+        rows.extend(section(results))
+    rows = rows or [("-", "no phase produced figures", "", "", "")]
+    widths = [max(len(str(r[i])) for r in rows + [HEAD]) for i in range(len(HEAD))]
+    line = "  ".join("%-*s" % (w, h) for w, h in zip(widths, HEAD))
+    out = ["torchfleet benchmark — medians of %s runs, %s nodes; ratios measured side by side"
+           % (results["args"].get("runs"), results["args"].get("nodes")), line, "-" * len(line)]
+    for row in rows:
+        out.append("  ".join("%-*s" % (w, c) for w, c in zip(widths, row)).rstrip())
+    out.extend("note: " + n.splitlines()[0] for n in results.get("notes", []))
+    if "total_s" in results:
+        out.append("benchmark wall time %.0f s (phases: %s)" % (results["total_s"], ", ".join(
+            "%s %.0f s" % (k, v) for k, v in results.get("phase_s", {}).items())))
+    return "\n".join(out)
+
+
+def probe_rows(results):
+    probe = results.get("probe")
+    if not probe:
+        return []
+    rows = []
+    node = probe.get("in_node", {})
+    base = (node.get("import_torch") or {}).get("wall")
+    rows.append(("1", 'in node: python -c "import torch"', seconds(base), "", ""))
+    for key, label in (("probe", "in node: torch_facts probe alone"),
+                       ("module", "in node: torch_facts module (AnsiballZ)")):
+        wall = (node.get(key) or {}).get("wall")
+        value = ratio(wall, base)
+        rows.append(("1", label, "%s = %s" % (seconds(wall), times(value)), "<= 1.30x", verdict(at_most(value, 1.3))))
+    ssh = probe.get("over_ssh", {})
+    get = lambda k: (ssh.get(k) or {}).get("wall")  # noqa: E731
+    rows.append(("1", 'over SSH: ssh python -c "import torch"', seconds(get("ssh_import_torch")), "", ""))
+    rows.append(("1", "over SSH: ansible -m ping (Ansible's floor)", seconds(get("ansible_ping")), "", ""))
+    value = ratio(get("ansible_torch_facts"), get("ssh_import_torch"))
+    rows.append(("1", "over SSH: ansible -m torch_facts", "%s = %s" % (seconds(get("ansible_torch_facts")), times(value)),
+                 "(info)", ""))
+    if None not in (get("ansible_torch_facts"), get("ansible_ping"), get("ssh_import_torch"), get("ssh_true")):
+        net = ratio(get("ansible_torch_facts") - get("ansible_ping"), get("ssh_import_torch") - get("ssh_true"))
+        rows.append(("1", "over SSH: (facts - ping) / (import - ssh true)", times(net), "<= 1.30x",
+                     verdict(at_most(net, 1.3))))
+    return rows
+
+
+def _largest(results, key):
+    sizes = sorted((int(k) for k in (results.get(key) or {}) if k.isdigit()), reverse=True)
+    return sizes[0] if sizes else None
+
+
+def audit_rows(results):
+    size = _largest(results, "audit")
+    if size is None:
+        return []
+    rows = []
+    for key in sorted((int(k) for k in results["audit"] if k.isdigit())):
+        entry = results["audit"][str(key)]
+        audit, loop = entry["audit"]["wall"], entry["loop"]["wall"]
+        value = ratio(audit, loop)
+        target, met = ("<= 1.50x", verdict(at_most(value, 1.5))) if key == size else ("(info)", "")
+        rows.append(("2", "audit.yml vs xargs -P ssh loop, %d node(s)" % key,
+                     "%s vs %s = %s" % (seconds(audit), seconds(loop), times(value)), target, met))
+    entry = results["audit"][str(size)]
+    missing = {"latest.json", "latest.md", "latest.junit.xml", "torchfleet_drift.prom"} - set(entry.get("reports", []))
+    rows.append(("2", "audit reports written (%d nodes)" % size, "all 4" if not missing else "missing " + ", ".join(sorted(missing)),
+                 "all 4", verdict(not missing)))
+    rcs = entry["audit"].get("rc", [])
+    if any(rcs):
+        rows.append(("2", "audit exit codes", " ".join(str(rc) for rc in rcs), "0 (consistent)", "NO"))
+    return rows
+
+
+def _per_node(ssh_counts, hosts=None):
+    """Largest count of ssh+sftp+scp calls over the nodes, and the split of that node."""
+    if not ssh_counts:
+        return None, ""
+    totals = {h: sum(c.values()) for h, c in ssh_counts.items() if hosts is None or h in hosts}
+    if not totals:
+        return None, ""
+    worst = max(totals, key=totals.get)
+    split = ssh_counts[worst]
+    detail = "ssh %d, sftp %d, scp %d" % (split["ssh"], split["sftp"], split["scp"]) if split["sftp"] or split["scp"] else ""
+    return totals[worst], detail
+
+
+def _remote_tasks(tasks):
+    if not tasks:
+        return ""
+    worst = max(tasks.values(), key=lambda c: c["remote"])
+    return "tasks/node: %d remote, %d on controller, %d delegated, %d skipped" % (
+        worst["remote"], worst["controller"], worst["delegated_local"], worst["skipped"])
+
+
+def round_trip_rows(results):
+    rows = []
+    size = _largest(results, "audit")
+    if size is not None:
+        audit = results["audit"][str(size)]["audit"]
+        count, detail = _per_node(audit.get("ssh"))
+        rows.append(("3", "audit.yml: SSH round trips per node", _join(count, detail), "<= 2", verdict(at_most(count, 2))))
+        rows.append(("3", "audit.yml: task results per node", _remote_tasks(audit.get("tasks")), "", ""))
+        loop, _ = _per_node(results["audit"][str(size)]["loop"].get("ssh"))
+        rows.append(("3", "hand-rolled loop: SSH round trips per node", _join(loop, ""), "", ""))
+    site = results.get("site") or {}
+    if site.get("converged"):
+        run = site["converged"][-1]
+        count, detail = _per_node(run.get("ssh"))
+        rows.append(("3", "converged site.yml: SSH round trips per node", _join(count, detail), "(fewest)", ""))
+        rows.append(("3", "converged site.yml: task results per node", _remote_tasks(run.get("tasks")), "", ""))
+    return rows
+
+
+def _join(count, detail):
+    if count is None:
+        return "n/a"
+    return "%d (%s)" % (count, detail) if detail else str(count)
+
+
+def converged_rows(results):
+    site = results.get("site") or {}
+    if not site.get("first") or not site.get("converged"):
+        return []
+    first, runs = site["first"], site["converged"]
+    conv = median([r["wall"] for r in runs])
+    rows = [("4", "site.yml first run, fresh %d nodes" % first["nodes"], seconds(first["wall"]), "", verdict(first["rc"] == 0)),
+            ("4", "site.yml converged re-run (median of %d)" % len(runs),
+             "%s = %s of first" % (seconds(conv), times(ratio(conv, first["wall"]))), "", ""),
+            ("4", "converged re-run: changed tasks", ", ".join(str(r["changed"]) for r in runs), "0",
+             verdict(all(r["changed"] == 0 for r in runs)))]
+    roles = sorted(set(first["roles"]) | set(runs[-1]["roles"]), key=lambda r: -first["roles"].get(r, 0))
+    for role in roles:
+        again = median([r["roles"].get(role) for r in runs])
+        rows.append(("4", "  role %s: first vs converged" % role,
+                     "%s vs %s" % (seconds(first["roles"].get(role)), seconds(again)), "", ""))
+    return rows
+
+
+def scale_rows(results):
+    audit = results.get("audit") or {}
+    sizes = sorted(int(k) for k in audit if k.isdigit())
+    if not sizes:
+        return []
+    rows, cpu = [], {}
+    for size in sizes:
+        entry = audit[str(size)]["audit"]
+        cpu[size] = entry["cpu"]
+        rows.append(("5", "audit, %d node(s): wall / controller CPU" % size,
+                     "%s / %s (%.2f s per node)" % (seconds(entry["wall"]), seconds(entry["cpu"]), entry["cpu"] / size), "", ""))
+    slopes = [((cpu[b] - cpu[a]) / (b - a), a, b) for a, b in zip(sizes, sizes[1:])]
+    if slopes:
+        text = ", ".join("%d->%d: %.2f s/node" % (a, b, s) for s, a, b in slopes)
+        flat = None if len(slopes) < 2 else slopes[-1][0] <= FLAT_TOLERANCE * max(slopes[0][0], 0.05)
+        rows.append(("5", "controller CPU per added node", text, "flat", verdict(flat)))
+    return rows
+
+
+def engine_rows(results):
+    engine = results.get("engine")
+    if not engine:
+        return []
+    rows = []
+    for entry in engine:
+        ok = at_most(entry["median_s"], 1.0) if entry["hosts"] == 10000 else None
+        rows.append(("5", "engine, %d hosts: time / peak memory" % entry["hosts"],
+                     "%.3f s (%.1f us/host) / %.1f MiB" % (entry["median_s"], entry["per_host_us"], entry["peak_mib"]),
+                     "< 1 s" if entry["hosts"] == 10000 else "", verdict(ok) if ok is not None else ""))
+    if len(engine) > 1:
+        growth = ratio(engine[-1]["per_host_us"], engine[0]["per_host_us"])
+        rows.append(("5", "engine per-host time, %d vs %d hosts" % (engine[-1]["hosts"], engine[0]["hosts"]),
+                     times(growth), "linear (<= 2x)", verdict(at_most(growth, 2.0))))
+    return rows
+
+
+def fanout_rows(results):
+    fanout = (results.get("site") or {}).get("fanout")
+    if not fanout:
+        return []
+    return [("6", "installer downloads per run, %s node(s)" % size, str(count), "1", verdict(count == 1))
+            for size, count in sorted(fanout.items(), key=lambda kv: int(kv[0]))]
