@@ -1,0 +1,1 @@
+"""Implementation of the conda stand-in; nothing here is a public API."""

@@ -1,0 +1,85 @@
+"""Command line of the conda stand-in: argparse, context, error reporting and exit codes."""
+
+import argparse
+import sys
+import traceback
+
+from conda import __version__
+from conda._standin import settings
+from conda._standin.commands import config, create, env, info, listing, remove, run, shell, tos
+from conda._standin.errors import CondaError, print_error
+from conda._standin.records import RecordValidationError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with conda's exit status for usage errors (2) and its prog name."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def common_options():
+    """Options every conda subcommand accepts (only the ones the collection uses do anything)."""
+    common = argparse.ArgumentParser(add_help=False)
+    target = common.add_mutually_exclusive_group()
+    target.add_argument("-n", "--name")
+    target.add_argument("-p", "--prefix")
+    common.add_argument("--json", action="store_true")
+    common.add_argument("-y", "--yes", action="store_true")
+    common.add_argument("-q", "--quiet", action="store_true")
+    common.add_argument("-v", "--verbose", action="count", default=0)
+    common.add_argument("--offline", action="store_true")
+    common.add_argument("--console")
+    common.add_argument("--solver")
+    return common
+
+
+def build_parser():
+    """The `conda` parser with the subset of subcommands this stand-in implements."""
+    parser = _Parser(prog="conda", description="conda is a tool for managing and deploying applications, environments and packages.")
+    parser.add_argument("-V", "--version", action="version", version=f"conda {__version__}")
+    parser.add_argument("--no-plugins", action="store_true")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    common = common_options()
+    for module in (config, create, env, info, listing, remove, run, tos):
+        module.add_parser(subparsers, common)
+    shell.add_parsers(subparsers, common)
+    return parser
+
+
+def unexpected_error(exc, argv, json_mode):
+    """conda's ExceptionHandler report for an error that is not a CondaError."""
+    name = type(exc).__name__
+    if json_mode:
+        print_error(CondaError(str(exc)), True)
+        return 1
+    report = "".join(traceback.format_exception(exc)).replace("\n", "\n    ")
+    sys.stderr.write(
+        "# >>>>>>>>>>>>>>>>>>>>>> ERROR REPORT <<<<<<<<<<<<<<<<<<<<<<\n\n"
+        f"    {report}\nconda.auxlib.exceptions.{name}: {exc}\n\n"
+        f"`$ {' '.join(['conda', *argv])}`\n\n"
+        "An unexpected error has occurred. Conda has prepared the above report.\n"
+    )
+    return 1
+
+
+def main(argv=None):
+    """Run conda; returns the process exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 0
+    json_mode = bool(getattr(args, "json", False))
+    try:
+        context = settings.Context()
+        return args.func(args, context) or 0
+    except CondaError as exc:
+        return print_error(exc, json_mode)
+    except RecordValidationError as exc:
+        return unexpected_error(exc, argv, json_mode)
+    except KeyboardInterrupt:
+        sys.stderr.write("\nOperation aborted.  Exiting.\n")
+        return 1
