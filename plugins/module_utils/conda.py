@@ -1,0 +1,267 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, torchfleet developers
+# Apache License 2.0 (see galaxy.yml)
+"""A thin wrapper around the conda CLI and parsers for its ``--json`` output.
+
+Shapes handled (all from conda's own source):
+- ``conda info --json``: the ``info_dict`` of ``conda/cli/main_info.py``
+  (``conda_version``, ``platform``, ``root_prefix``, ``envs_dirs``, ``channels`` …).
+- ``conda env list --json``: ``{"envs": [...]}``; 24.7-25.9 print the whole info dict
+  (``env list`` became an alias of ``info --envs``), 25.11 adds ``envs_details``.
+- ``conda list --json``: a list of ``PackageRecord.dist_fields_dump()`` dicts
+  (``name``, ``version``, ``build_string``, ``build_number``, ``channel``, ``platform`` …);
+  pip-installed packages have ``channel`` "pypi" and ``build_string`` "pypi_0".
+- errors under ``--json``: ``CondaError.dump_map()`` printed to stdout
+  (``exception_name``, ``message``, ``error``, ``packages``, ``channel_urls`` …),
+  possibly after NUL-separated progress records.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import platform
+import re
+
+from ansible_collections.torchfleet.cluster.plugins.module_utils.envspec import normalize_name
+
+# conda 25.5.0 made ``auto_activate`` the canonical key (``auto_activate_base`` became an
+# alias, conda#14666) and 25.5.1 let ``conda config`` accept the alias; a file that names
+# both keys makes conda stop with MultipleKeysError (conda/common/configuration.py).
+AUTO_ACTIVATE_KEY_SINCE = (25, 5, 0)
+
+_VERSION_RE = re.compile(r'(\d+)\.(\d+)(?:\.(\d+))?')
+_TEXT_PACKAGES_RE = re.compile(
+    r'PackagesNotFound(?:InChannels|InPrefix)?Error: The following packages are '
+    r'(?:not available from current channels|missing from the target environment):\s*\n'
+    r'((?:\s*(?:prefix:.*|-\s+\S.*)\n?)+)')
+_PIP_NOT_FOUND_RE = re.compile(r'No matching distribution found for ([^\s(]+)')
+_PIP_NO_VERSION_RE = re.compile(r'Could not find a version that satisfies the requirement ([^\s(]+)')
+_EXCEPTION_LINE_RE = re.compile(r'^([A-Z][A-Za-z]+(?:Error|Exception)):\s*(.*)$', re.M)
+
+
+class CondaCommandError(Exception):
+    def __init__(self, msg, cmd=None, rc=None, stdout='', stderr='', error=None):
+        super(CondaCommandError, self).__init__(msg)
+        self.msg = msg
+        self.cmd = cmd
+        self.rc = rc
+        self.stdout = stdout or ''
+        self.stderr = stderr or ''
+        self.error = error or {}
+
+
+# ---------------------------------------------------------------- version and config key
+
+
+def parse_version(text):
+    """``(25, 5, 1)`` from "conda 25.5.1", "25.5.1" or an info dict's ``conda_version``."""
+    if not text:
+        return None
+    match = _VERSION_RE.search(str(text))
+    if not match:
+        return None
+    return tuple(int(part or 0) for part in match.groups())
+
+
+def auto_activate_key(version):
+    """The one auto-activation key a conda of ``version`` (tuple or text) must be given."""
+    if isinstance(version, str):
+        version = parse_version(version)
+    if version is not None and tuple(version) >= AUTO_ACTIVATE_KEY_SINCE:
+        return 'auto_activate'
+    return 'auto_activate_base'
+
+
+_SUBDIRS = {'x86_64': 'linux-64', 'amd64': 'linux-64', 'aarch64': 'linux-aarch64', 'arm64': 'linux-aarch64',
+            'ppc64le': 'linux-ppc64le', 's390x': 'linux-s390x'}
+
+
+def local_subdir(machine=None, system=None):
+    """conda's platform name (``context.subdir``) for this machine, e.g. ``linux-64``."""
+    machine = (machine or platform.machine()).lower()
+    system = (system or platform.system()).lower()
+    if system == 'darwin':
+        return 'osx-arm64' if machine in ('arm64', 'aarch64') else 'osx-64'
+    return _SUBDIRS.get(machine, '%s-%s' % (system, machine))
+
+
+# ---------------------------------------------------------------- JSON output
+
+
+def parse_json_output(text):
+    """The last JSON document in conda's stdout, or None.
+
+    Under ``--json`` conda may emit progress records separated by NUL bytes before the
+    final document, and pip's own output can precede it during ``env create``."""
+    if not text or not text.strip():
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    decoder = json.JSONDecoder()
+    found = None
+    for chunk in text.split('\0'):
+        for match in re.finditer(r'^[ \t]*[{\[]', chunk, re.M):
+            start = match.end() - 1
+            try:
+                value, end = decoder.raw_decode(chunk, start)
+            except ValueError:
+                continue
+            if not chunk[end:].strip() or isinstance(value, dict) and ('exception_name' in value or 'success' in value):
+                found = value
+    return found
+
+
+def parse_info(text):
+    data = parse_json_output(text)
+    if not isinstance(data, dict) or 'conda_version' not in data:
+        raise ValueError('not the output of `conda info --json`')
+    return {
+        'conda_version': data.get('conda_version'),
+        'version': parse_version(data.get('conda_version')),
+        'platform': data.get('platform'),
+        'root_prefix': data.get('root_prefix'),
+        'envs_dirs': list(data.get('envs_dirs') or ()),
+        'pkgs_dirs': list(data.get('pkgs_dirs') or ()),
+        'channels': list(data.get('channels') or ()),
+        'python_version': data.get('python_version'),
+    }
+
+
+def parse_env_list(text):
+    data = parse_json_output(text)
+    if not isinstance(data, dict) or not isinstance(data.get('envs'), list):
+        raise ValueError('not the output of `conda env list --json`')
+    return list(data['envs'])
+
+
+def package_record(raw):
+    """One ``conda list --json`` entry, reduced to the fields the collection compares."""
+    channel = raw.get('channel') or ''
+    manager = 'pip' if channel == 'pypi' or raw.get('platform') == 'pypi' else 'conda'
+    return {
+        'name': raw.get('name'),
+        'version': str(raw.get('version')),
+        'build': raw.get('build_string', raw.get('build')),
+        'channel': channel,
+        'manager': manager,
+    }
+
+
+def parse_list(text):
+    """``{normalized name: record}`` from ``conda list --json``."""
+    data = parse_json_output(text)
+    if not isinstance(data, list):
+        raise ValueError('not the output of `conda list --json`')
+    packages = {}
+    for raw in data:
+        if isinstance(raw, dict) and raw.get('name'):
+            record = package_record(raw)
+            packages[normalize_name(record['name'], record['manager'])] = record
+    return packages
+
+
+# ---------------------------------------------------------------- errors
+
+
+def parse_error(stdout, stderr=''):
+    """What went wrong, from conda's JSON error document or, failing that, its text."""
+    data = parse_json_output(stdout)
+    if isinstance(data, dict) and data.get('exception_name'):
+        packages = [str(p) for p in (data.get('packages') or ())]
+        if not packages and data.get('package_name'):
+            name = data['package_name']
+            packages = [name] if isinstance(name, str) else [str(p) for p in name]
+        return {
+            'exception_name': data['exception_name'],
+            'message': (data.get('message') or data.get('error') or '').strip(),
+            'packages': packages,
+            'channels': [str(c) for c in (data.get('channel_urls') or ())],
+            'pip': _pip_failures(stdout + '\n' + (stderr or '')),
+        }
+    text = '%s\n%s' % (stdout or '', stderr or '')
+    error = {'exception_name': None, 'message': '', 'packages': [], 'channels': [], 'pip': _pip_failures(text)}
+    match = _TEXT_PACKAGES_RE.search(text)
+    if match:
+        error['exception_name'] = 'PackagesNotFoundError'
+        error['packages'] = [line.strip()[1:].strip() for line in match.group(1).splitlines()
+                             if line.strip().startswith('-')]
+    exc = None
+    for exc in _EXCEPTION_LINE_RE.finditer(text):
+        pass
+    if exc is not None:
+        error['exception_name'] = error['exception_name'] or exc.group(1)
+        error['message'] = exc.group(2).strip() or exc.group(1)
+    return error
+
+
+def _pip_failures(text):
+    found = []
+    for regex in (_PIP_NOT_FOUND_RE, _PIP_NO_VERSION_RE):
+        for match in regex.finditer(text or ''):
+            if match.group(1) not in found:
+                found.append(match.group(1))
+    return found
+
+
+def describe_error(action, error, rc):
+    """One sentence naming the failed step and the packages at fault."""
+    parts = ['%s failed (rc=%s)' % (action, rc)]
+    if error.get('packages'):
+        parts.append('package(s) not available: %s' % ', '.join(error['packages']))
+    if error.get('pip'):
+        parts.append('pip could not install: %s' % ', '.join(error['pip']))
+    if error.get('exception_name'):
+        first = error.get('message', '').strip().splitlines()
+        detail = first[0] if first else ''
+        parts.append('%s%s' % (error['exception_name'], (': ' + detail) if detail and not error.get('packages') else ''))
+    if error.get('channels'):
+        parts.append('channels searched: %s' % ', '.join(error['channels']))
+    return '; '.join(parts)
+
+
+# ---------------------------------------------------------------- the CLI
+
+
+class CondaCli:
+    """Runs one conda executable through ``module.run_command``; every call uses ``--json``."""
+
+    def __init__(self, module, executable, environ=None):
+        self.module = module
+        self.executable = executable
+        self.environ = dict(environ or {})
+        self.commands = []
+
+    def run(self, args, action, check=True):
+        cmd = [self.executable] + list(args)
+        self.commands.append(cmd)
+        rc, out, err = self.module.run_command(cmd, environ_update=self.environ)
+        if check and rc != 0:
+            error = parse_error(out, err)
+            raise CondaCommandError(describe_error(action, error, rc), cmd, rc, out, err, error)
+        return rc, out, err
+
+    def info(self):
+        _rc, out, _err = self.run(['info', '--json'], 'conda info')
+        return parse_info(out)
+
+    def env_list(self):
+        _rc, out, _err = self.run(['env', 'list', '--json'], 'conda env list')
+        return parse_env_list(out)
+
+    def list_packages(self, prefix):
+        _rc, out, _err = self.run(['list', '--json', '--prefix', prefix], 'conda list')
+        return parse_list(out)
+
+    def env_create(self, spec_path, prefix):
+        # The target never exists beforehand: recent conda deletes an existing env at the
+        # target without asking, so the caller always builds into a fresh directory.
+        return self.run(['env', 'create', '--json', '--file', spec_path, '--prefix', prefix],
+                        'conda env create')
+
+    def create_explicit(self, lock_path, prefix):
+        return self.run(['create', '--json', '--yes', '--prefix', prefix, '--file', lock_path],
+                        'conda create from the explicit lock')

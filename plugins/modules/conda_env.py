@@ -1,0 +1,609 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, torchfleet developers
+# Apache License 2.0 (see galaxy.yml)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: conda_env
+short_description: Build a conda environment from a versioned spec, beside the old one, and switch atomically
+version_added: 0.1.0
+description:
+  - Builds the environment described by an C(environment.yml) (optionally pinned by an exact lock)
+    under a Miniconda root and makes it live at C(<prefix>/envs/<name>).
+  - The live path is a symlink to a build directory C(<prefix>/envs/.torchfleet/<name>-<key>), where
+    C(<key>) is the first 12 hex digits of the spec's SHA-256 (followed by C(-) and 12 digits of the lock's
+    SHA-256 when a lock is used).
+  - Every build records what it was built from in C(<build>/conda-meta/torchfleet-stamp.json).
+    When the live build's stamp matches the requested spec and lock and its interpreter exists, the
+    module reports C(ok) without running conda at all.
+  - A changed spec is built into a new directory beside the live one, smoke-tested with the new
+    environment's own interpreter, checked against the spec's exact pins, stamped, and only then
+    made live by renaming a new symlink over the old one. On any failure the half-built directory
+    is removed and the live environment is left untouched.
+  - The previous builds are kept for rollback (O(keep_previous)); O(state=rolled_back) switches the
+    live symlink to the most recent build of a different spec. Reverting the spec file to an earlier
+    version switches back to that kept build without rebuilding.
+  - A real directory found at C(<prefix>/envs/<name>) (an environment made by hand) is never deleted:
+    it is moved to C(<prefix>/envs/.torchfleet/<name>-legacy-<n>) and replaced by the symlink. conda
+    environments are not relocatable, so the moved directory is kept for its data, not as a rollback
+    target; remove it by hand or with O(state=absent).
+  - conda is never called with C(--prune) and C(conda env create) never targets an existing directory.
+author:
+  - torchfleet developers
+options:
+  name:
+    description:
+      - Name of the environment; the live path is C(<prefix>/envs/<name>).
+      - Must equal the C(name) inside the spec.
+    type: str
+    required: true
+  prefix:
+    description:
+      - Root of the Miniconda installation.
+    type: path
+    default: /opt/miniconda3
+  conda:
+    description:
+      - The conda executable.
+      - Defaults to C(<prefix>/bin/conda), or C(<prefix>/condabin/conda) when that is absent.
+    type: path
+  spec:
+    description:
+      - Path on the node of the C(environment.yml) to build from.
+      - Mutually exclusive with O(spec_content). One of them is required unless O(state=absent).
+    type: path
+  spec_content:
+    description:
+      - The C(environment.yml) text itself (the role passes the controller's file this way, so nothing
+        is copied to the node on a converged run).
+    type: str
+  spec_file:
+    description:
+      - Where the spec came from, recorded as C(spec_file) in the stamp.
+      - Defaults to O(spec), or C(environment.yml) for O(spec_content).
+    type: str
+  lock:
+    description:
+      - Path on the node of an exact lock, either a C(conda list --explicit) file (C(@EXPLICIT)) or a
+        conda-lock file (YAML, or the JSON the role converts it to).
+      - With an explicit lock the conda packages come from the lock and the spec's C(pip:) section is
+        installed afterwards; with a conda-lock file both come from the lock.
+    type: path
+  lock_content:
+    description:
+      - The lock text itself. Mutually exclusive with O(lock).
+    type: str
+  lock_sha256:
+    description:
+      - SHA-256 to record for the lock. Defaults to the SHA-256 of the lock bytes; the role passes the
+        digest of the original file when it hands over a conda-lock file converted to JSON.
+    type: str
+  state:
+    description:
+      - V(present) builds the spec (or reuses a kept build of it) and makes it live.
+      - V(rolled_back) makes the most recent kept build of a different spec live again.
+      - V(absent) removes the live path and every build of this environment.
+    type: str
+    choices: [present, absent, rolled_back]
+    default: present
+  keep_previous:
+    description:
+      - How many earlier builds to keep beside the live one for rollback.
+    type: int
+    default: 1
+  smoke_test:
+    description:
+      - Python statements run, in one process, by the new environment's interpreter before it is made live.
+      - Defaults to C(import torch) when the spec asks for PyTorch, else C(import sys).
+    type: list
+    elements: str
+  expected:
+    description:
+      - The spec's requirements as C(name -> exact version) (null for unpinned names), as the
+        C(conda_env_spec) action returns them on the controller.
+      - Used for the smoke-test default, the pin check after a build and C(--diff). When omitted it is
+        derived from the spec (or an explicit lock), which needs PyYAML on the node for the spec.
+      - Ignored with a conda-lock file, whose pins for the node's platform are used instead.
+    type: dict
+  verify_pins:
+    description:
+      - After a build, fail unless every requirement is installed and every exact pin matches.
+    type: bool
+    default: true
+  environment:
+    description:
+      - Extra environment variables for conda, for example C(CONDA_OVERRIDE_CUDA) on a build host without a GPU.
+    type: dict
+    default: {}
+  owner:
+    description:
+      - User that should own the new build (recursively). Unchanged when omitted.
+    type: str
+  group:
+    description:
+      - Group that should own the new build (recursively). Unchanged when omitted.
+    type: str
+  collection_version:
+    description:
+      - Version of this collection, recorded in the stamp.
+    type: str
+    default: 0.1.0
+attributes:
+  check_mode:
+    support: full
+    description: Reports what would change (and the package diff) and runs nothing that mutates.
+  diff_mode:
+    support: full
+    description: Shows the spec-level package difference between the live environment and the requested spec.
+  platform:
+    support: full
+    platforms: posix
+notes:
+  - Several environments per node are managed with one task each (the role loops over C(conda_env_list)).
+  - Concurrent runs for the same environment are serialized with a lock file in C(<prefix>/envs/.torchfleet).
+seealso:
+  - module: torchfleet.cluster.conda_env_spec
+  - module: torchfleet.cluster.torch_facts
+'''
+
+EXAMPLES = r'''
+- name: Build the training environment from a spec on the node
+  torchfleet.cluster.conda_env:
+    name: train
+    prefix: /opt/miniconda3
+    spec: /srv/specs/environment.yml
+
+- name: Build from an exact lock, keeping two earlier builds
+  torchfleet.cluster.conda_env:
+    name: train
+    spec: /srv/specs/environment.yml
+    lock: /srv/specs/train.explicit.txt
+    keep_previous: 2
+    smoke_test:
+      - import torch
+      - assert torch.distributed.is_available()
+
+- name: Go back to the build that was live before
+  torchfleet.cluster.conda_env:
+    name: train
+    spec: /srv/specs/environment.yml
+    state: rolled_back
+
+- name: Remove the environment and all kept builds
+  torchfleet.cluster.conda_env:
+    name: train
+    state: absent
+'''
+
+RETURN = r'''
+name:
+  description: Name of the environment.
+  returned: always
+  type: str
+  sample: train
+prefix:
+  description: The live path of the environment (a symlink to O(build)).
+  returned: always
+  type: str
+  sample: /opt/miniconda3/envs/train
+python:
+  description: The environment's interpreter.
+  returned: always
+  type: str
+  sample: /opt/miniconda3/envs/train/bin/python
+build:
+  description: The build directory that is (or, in check mode, would be) live; null after O(state=absent).
+  returned: always
+  type: str
+  sample: /opt/miniconda3/envs/.torchfleet/train-3f1c2a9b7d10
+action:
+  description: What was (or would be) done.
+  returned: always
+  type: str
+  sample: build
+  choices: [none, build, switch, prune, rollback, remove]
+stamp:
+  description: The stamp of the live build after the run (null when absent).
+  returned: always
+  type: dict
+  sample:
+    name: train
+    spec_sha256: 3f1c2a9b7d10e1c7c5f1f0c4b8a5c4e9d62e1bb1a06f0b1e5f8b0d3b0f6a7c21
+    lock_sha256: null
+    collection_version: 0.1.0
+    spec_file: inventories/demo/environment.yml
+previous:
+  description: Earlier builds kept for rollback, most recent first.
+  returned: always
+  type: list
+  elements: str
+  sample: [/opt/miniconda3/envs/.torchfleet/train-9a0b1c2d3e4f]
+removed:
+  description: Build directories deleted by this run.
+  returned: always
+  type: list
+  elements: str
+  sample: []
+legacy:
+  description: Where a hand-made environment found at the live path was moved.
+  returned: when a real directory was moved aside
+  type: str
+  sample: /opt/miniconda3/envs/.torchfleet/train-legacy-1
+packages:
+  description: Spec-level package changes between the live environment and the requested spec.
+  returned: when the spec changes
+  type: dict
+  sample:
+    added: [scipy]
+    removed: []
+    changed: {numpy: {before: 2.4.5, after: 2.4.6}}
+commands:
+  description: The commands this run executed.
+  returned: always
+  type: list
+  elements: list
+  sample: [[/opt/miniconda3/bin/conda, env, create, --json, --file, /tmp/environment.yml, --prefix, /opt/miniconda3/envs/.torchfleet/train-3f1c2a9b7d10]]
+'''
+
+import json
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.torchfleet.cluster.plugins.module_utils import conda as conda_utils
+from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
+from ansible_collections.torchfleet.cluster.plugins.module_utils import envstore
+
+
+class BuildError(Exception):
+    def __init__(self, msg, cmd=None, rc=None, stdout='', stderr=''):
+        super(BuildError, self).__init__(msg)
+        self.result = {'msg': msg, 'cmd': cmd, 'rc': rc, 'stdout': stdout, 'stderr': stderr}
+
+
+class CondaEnv:
+    """One run of the module: inspect, decide, and (outside check mode) act."""
+
+    def __init__(self, module):
+        self.module = module
+        params = module.params
+        self.name = params['name']
+        self.layout = envstore.Layout(params['prefix'], self.name)
+        self.result = {'changed': False, 'name': self.name, 'prefix': self.layout.live,
+                       'python': os.path.join(self.layout.live, 'bin', 'python'), 'build': None,
+                       'action': 'none', 'stamp': None, 'previous': [], 'removed': [], 'commands': []}
+        self.conda = None
+        self.platform = None
+
+    # ------------------------------------------------------------ inputs
+
+    def load_inputs(self):
+        params = self.module.params
+        self.spec_bytes = self._read(params['spec'], params['spec_content'], 'spec')
+        self.lock_bytes = self._read(params['lock'], params['lock_content'], 'lock')
+        self.spec_sha = envspec.sha256_bytes(self.spec_bytes)
+        self.lock_sha = None
+        if self.lock_bytes is not None:
+            self.lock_sha = params['lock_sha256'] or envspec.sha256_bytes(self.lock_bytes)
+        spec_file = params['spec_file'] or params['spec'] or 'environment.yml'
+        self.stamp = envstore.make_stamp(self.name, self.spec_sha, self.lock_sha,
+                                         params['collection_version'], spec_file)
+        self.build = self.layout.build_dir(self.spec_sha, self.lock_sha)
+        self.spec = self._parse_spec()
+        self.lock = self._parse_lock()
+        self.expected = self._expected()
+        self.smoke = params['smoke_test'] or envspec.default_smoke_test(self.expected or {})
+
+    def _read(self, path, content, what):
+        if content is not None:
+            return content.encode('utf-8')
+        if path is None:
+            return None
+        try:
+            with open(path, 'rb') as handle:
+                return handle.read()
+        except (IOError, OSError) as exc:
+            self.module.fail_json(msg='cannot read the %s %s: %s' % (what, path, exc))
+
+    def _parse_spec(self):
+        if not envspec.HAS_YAML:
+            return None
+        try:
+            spec = envspec.parse_spec(self.spec_bytes, self.stamp['spec_file'])
+        except envspec.SpecError as exc:
+            self.module.fail_json(msg=str(exc))
+        if spec['name'] != self.name:
+            self.module.fail_json(msg="%s names the environment %r but name=%r was requested"
+                                  % (self.stamp['spec_file'], spec['name'], self.name))
+        return spec
+
+    def _parse_lock(self):
+        if self.lock_bytes is None:
+            return None
+        source = self.module.params['lock'] or 'lock_content'
+        kind = envspec.lock_kind(self.lock_bytes)
+        if kind == envspec.LOCK_CONDA_LOCK and not envspec.HAS_YAML and not self.lock_bytes.lstrip().startswith(b'{'):
+            self.module.fail_json(msg='%s: a conda-lock YAML file needs PyYAML on the node; pass it through '
+                                      'the conda_env role (it converts the file on the controller)' % source)
+        try:
+            return envspec.parse_lock(self.lock_bytes, source)
+        except envspec.SpecError as exc:
+            self.module.fail_json(msg=str(exc))
+
+    def _expected(self):
+        if self.lock is not None and self.lock['kind'] == envspec.LOCK_CONDA_LOCK:
+            self.platform = conda_utils.local_subdir()
+            return envspec.lock_pins(self.lock, self.platform)
+        if self.module.params['expected'] is not None:
+            return dict((envspec.normalize_name(k), v) for k, v in self.module.params['expected'].items())
+        if self.lock is not None and self.lock['kind'] == envspec.LOCK_EXPLICIT:
+            pins = envspec.lock_pins(self.lock)
+            if self.spec is not None:
+                pins.update((n, v) for n, v, m in envspec.spec_requirements(self.spec) if m == 'pip')
+            return pins
+        if self.spec is not None:
+            return envspec.expected_pins(self.spec)
+        self.module.warn('PyYAML is not available on the node and no expected pins were given: '
+                         'the pin check and the package diff are skipped')
+        return None
+
+    def conda_cli(self):
+        if self.conda is None:
+            executable = self.module.params['conda'] or self.layout.default_conda()
+            self.conda = conda_utils.CondaCli(self.module, executable, self.module.params['environment'])
+        return self.conda
+
+    def conda_available(self):
+        executable = self.module.params['conda'] or self.layout.default_conda()
+        return os.access(executable, os.X_OK)
+
+    # ------------------------------------------------------------ states
+
+    def present(self):
+        self.load_inputs()
+        live = self.layout.inspect()
+        if live['kind'] == 'other':
+            self.module.fail_json(msg='%s exists and is neither a directory nor a symlink; move it away first' % self.layout.live)
+        self.result['build'] = self.build
+        if live['kind'] == 'symlink' and live['target'] == self.build and envstore.stamp_matches(live['stamp'], self.stamp) and live['healthy']:
+            self.result['stamp'] = live['stamp']
+            return self.finish_unchanged()
+        reuse = self.layout.reusable(self.build, self.stamp)
+        self.result['action'] = 'switch' if reuse else 'build'
+        self.result['changed'] = True
+        self.describe_change(live)
+        if self.module.check_mode:
+            self.result['stamp'] = self.stamp
+            self.result['previous'] = self.layout.kept_after(self.build, self.module.params['keep_previous'])[0]
+            return
+        with self.layout.locked():
+            if not reuse:
+                self.build_new()
+            self.switch(live)
+        self.result['stamp'] = self.stamp
+
+    def finish_unchanged(self):
+        keep, drop = self.layout.kept_after(self.build, self.module.params['keep_previous'])
+        self.result['previous'] = keep
+        if drop:
+            self.result.update(changed=True, action='prune', removed=drop)
+            if not self.module.check_mode:
+                with self.layout.locked():
+                    self.layout.remove_builds(drop)
+
+    def rolled_back(self):
+        self.load_inputs()
+        live = self.layout.inspect()
+        target = self.layout.rollback_target(self.stamp)
+        if target is None:
+            self.module.fail_json(msg='no earlier build of %s is kept under %s to roll back to'
+                                  % (self.name, self.layout.store))
+        self.result.update(build=target, stamp=envstore.read_stamp(target))
+        if live['kind'] == 'symlink' and live['target'] == target:
+            self.result['previous'] = self.layout.kept_after(target, self.module.params['keep_previous'])[0]
+            return
+        if live['kind'] == 'dir':
+            self.module.fail_json(msg='%s is a real directory, not a build managed by this module; nothing to roll back'
+                                  % self.layout.live)
+        self.result.update(changed=True, action='rollback')
+        if self.module._diff:
+            self.result['diff'] = {'before': '%s -> %s\n' % (self.layout.live, live.get('target')),
+                                   'after': '%s -> %s\n' % (self.layout.live, target)}
+        if not self.module.check_mode:
+            with self.layout.locked():
+                self.layout.activate(target)
+        self.result['previous'] = self.layout.kept_after(target, self.module.params['keep_previous'])[0]
+
+    def absent(self):
+        live = self.layout.inspect()
+        builds = self.layout.all_builds()
+        if live['kind'] == 'missing' and not builds:
+            return
+        if live['kind'] == 'other':
+            self.module.fail_json(msg='%s exists and is neither a directory nor a symlink; refusing to remove it' % self.layout.live)
+        self.result.update(changed=True, action='remove', removed=builds + ([self.layout.live] if live['kind'] == 'dir' else []))
+        if self.module._diff:
+            self.result['diff'] = {'before': '%s\n' % '\n'.join([self.layout.live] + builds), 'after': ''}
+        if not self.module.check_mode:
+            with self.layout.locked():
+                self.layout.remove_all()
+
+    # ------------------------------------------------------------ diff
+
+    def describe_change(self, live):
+        if self.expected is None:
+            return
+        current = {}
+        old_expected = {}
+        if live['kind'] in ('symlink', 'dir') and live['healthy'] and self.conda_available():
+            try:
+                current = self.conda_cli().list_packages(self.layout.live)
+            except (conda_utils.CondaCommandError, ValueError) as exc:
+                self.module.warn('could not list the live environment for the diff: %s' % exc)
+            old_expected = envstore.read_expected(live.get('target') or self.layout.live) or {}
+        summary, before, after = envstore.package_diff(current, old_expected, self.expected)
+        self.result['packages'] = summary
+        if self.module._diff:
+            self.result['diff'] = {'before_header': '%s (spec %s)' % (self.layout.live, (live.get('stamp') or {}).get('spec_sha256', 'none')[:12]),
+                                   'after_header': '%s (spec %s)' % (self.layout.live, self.spec_sha[:12]),
+                                   'before': before, 'after': after}
+
+    # ------------------------------------------------------------ build and switch
+
+    def build_new(self):
+        self.layout.ensure_store(self.module.params['owner'], self.module.params['group'])
+        # A directory without a matching stamp is what an interrupted run left behind.
+        self.layout.discard(self.build)
+        workdir = self.layout.workdir(self.build)
+        try:
+            self.run_conda(workdir)
+            python = os.path.join(self.build, 'bin', 'python')
+            if not os.access(python, os.X_OK):
+                raise BuildError('conda finished but %s has no bin/python' % self.build)
+            self.install_pip_parts(workdir, python)
+            self.smoke_test(python)
+            self.check_pins()
+            envstore.record_build(self.build, self.stamp, self.spec_bytes, self.lock_bytes, self.expected)
+            envstore.chown_tree(self.build, self.module.params['owner'], self.module.params['group'])
+        except BuildError as exc:
+            self.layout.discard(self.build)
+            self.fail(exc.result)
+        except conda_utils.CondaCommandError as exc:
+            self.layout.discard(self.build)
+            self.fail({'msg': '%s: %s' % (self.name, exc.msg), 'cmd': exc.cmd, 'rc': exc.rc,
+                       'stdout': exc.stdout, 'stderr': exc.stderr, 'error': exc.error})
+        except Exception:
+            self.layout.discard(self.build)
+            raise
+        finally:
+            self.layout.discard(workdir)
+
+    def run_conda(self, workdir):
+        conda = self.conda_cli()
+        if not os.access(conda.executable, os.X_OK):
+            raise BuildError('conda not found at %s (install Miniconda first, e.g. with the torchfleet.cluster.miniconda role)'
+                             % conda.executable)
+        if self.lock is None:
+            conda.env_create(envstore.write_file(workdir, 'environment.yml', self.spec_bytes), self.build)
+            return
+        if self.lock['kind'] == envspec.LOCK_CONDA_LOCK:
+            if self.platform not in self.lock['platforms']:
+                raise BuildError('the conda-lock file covers %s, not this node\'s platform %s'
+                                 % (', '.join(self.lock['platforms']), self.platform))
+            explicit = envspec.render_explicit(self.lock, self.platform)
+        else:
+            explicit = self.lock_bytes
+        conda.create_explicit(envstore.write_file(workdir, 'explicit.txt', explicit), self.build)
+
+    def install_pip_parts(self, workdir, python):
+        if self.lock is None:
+            return
+        if self.lock['kind'] == envspec.LOCK_CONDA_LOCK:
+            lines, extra = envspec.pip_lock_lines(self.lock, self.platform), ['--no-deps']
+        else:
+            lines, extra = [r['line'] for r in (self.spec or {}).get('pip', ())], []
+            if self.spec is None and self.expected and self._spec_mentions_pip():
+                raise BuildError('the spec has a pip: section but PyYAML is missing on the node to read it')
+        if not lines:
+            return
+        requirements = envstore.write_file(workdir, 'requirements.txt', ('\n'.join(lines) + '\n').encode('utf-8'))
+        cmd = [python, '-m', 'pip', 'install', '--no-input', '--disable-pip-version-check'] + extra + ['-r', requirements]
+        self.run_checked(cmd, 'pip install of the lock\'s pip packages')
+
+    def _spec_mentions_pip(self):
+        return b'pip:' in self.spec_bytes
+
+    def smoke_test(self, python):
+        cmd = [python, '-c', '\n'.join(self.smoke)]
+        self.run_checked(cmd, 'smoke test (%s)' % '; '.join(self.smoke), cwd='/', environ={'PYTHONNOUSERSITE': '1'})
+
+    def run_checked(self, cmd, what, cwd=None, environ=None):
+        self.result['commands'].append(cmd)
+        rc, out, err = self.module.run_command(cmd, cwd=cwd, environ_update=environ)
+        if rc != 0:
+            tail = (err or out or '').strip().splitlines()
+            raise BuildError('%s: %s failed in the new build (rc=%d)%s' % (self.name, what, rc, (': ' + tail[-1]) if tail else ''),
+                             cmd, rc, out, err)
+
+    def check_pins(self):
+        if not self.module.params['verify_pins'] or not self.expected:
+            return
+        installed = self.conda_cli().list_packages(self.build)
+        problems = envstore.pin_problems(self.expected, installed)
+        if problems:
+            raise BuildError('%s: the new build does not match the spec: %s' % (self.name, '; '.join(problems)))
+
+    def switch(self, live):
+        legacy = None
+        if live['kind'] == 'dir':
+            legacy = self.layout.move_legacy()
+            self.result['legacy'] = legacy
+            self.module.warn('%s was a real directory; it was moved to %s and replaced by a managed build'
+                             % (self.layout.live, legacy))
+        self.layout.activate(self.build)
+        envstore.chown_link(self.layout.live, self.module.params['owner'], self.module.params['group'])
+        keep, drop = self.layout.kept_after(self.build, self.module.params['keep_previous'])
+        self.layout.remove_builds(drop)
+        self.result.update(previous=keep, removed=drop)
+
+    def fail(self, result):
+        result = dict((k, v) for k, v in result.items() if v is not None)
+        if self.conda is not None:
+            self.result['commands'].extend(c for c in self.conda.commands if c not in self.result['commands'])
+        result.setdefault('rc', 1)
+        result.update(name=self.name, build=self.build, commands=self.result['commands'],
+                      live_untouched=self.layout.live)
+        self.module.fail_json(**result)
+
+    def run(self):
+        state = self.module.params['state']
+        getattr(self, state)()
+        if self.conda is not None:
+            for cmd in self.conda.commands:
+                if cmd not in self.result['commands']:
+                    self.result['commands'].append(cmd)
+        self.module.exit_json(**self.result)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            name=dict(type='str', required=True),
+            prefix=dict(type='path', default='/opt/miniconda3'),
+            conda=dict(type='path'),
+            spec=dict(type='path'),
+            spec_content=dict(type='str'),
+            spec_file=dict(type='str'),
+            lock=dict(type='path'),
+            lock_content=dict(type='str'),
+            lock_sha256=dict(type='str'),
+            state=dict(type='str', default='present', choices=['present', 'absent', 'rolled_back']),
+            keep_previous=dict(type='int', default=1),
+            smoke_test=dict(type='list', elements='str'),
+            expected=dict(type='dict'),
+            verify_pins=dict(type='bool', default=True),
+            environment=dict(type='dict', default={}),
+            owner=dict(type='str'),
+            group=dict(type='str'),
+            collection_version=dict(type='str', default='0.1.0'),
+        ),
+        mutually_exclusive=[('spec', 'spec_content'), ('lock', 'lock_content')],
+        required_if=[('state', 'present', ('spec', 'spec_content'), True),
+                     ('state', 'rolled_back', ('spec', 'spec_content'), True)],
+        supports_check_mode=True,
+    )
+    if module.params['keep_previous'] < 0:
+        module.fail_json(msg='keep_previous must be 0 or more, got %d' % module.params['keep_previous'])
+    if not envstore.valid_name(module.params['name']):
+        module.fail_json(msg='name must be a plain environment name (letters, digits, . _ + -), got %r' % module.params['name'])
+    module.params['environment'] = dict((str(k), str(v)) for k, v in module.params['environment'].items())
+    CondaEnv(module).run()
+
+
+if __name__ == '__main__':
+    main()

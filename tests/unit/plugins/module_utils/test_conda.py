@@ -1,0 +1,179 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, torchfleet developers
+# Apache License 2.0 (see galaxy.yml)
+"""Parsers of conda's --json output and errors, against samples of real conda output."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.torchfleet.cluster.plugins.module_utils import conda
+from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import conda_samples as samples
+
+
+@pytest.mark.parametrize('text, expected', [
+    ('conda 25.5.1\n', (25, 5, 1)),
+    ('conda 4.14.0', (4, 14, 0)),
+    ('26.7.1', (26, 7, 1)),
+    ('conda 24.1', (24, 1, 0)),
+    ('', None),
+    ('not conda', None),
+])
+def test_parse_version(text, expected):
+    assert conda.parse_version(text) == expected
+
+
+# The key changed in 25.5.0 (conda#14666: auto_activate, alias auto_activate_base); from
+# 25.5.1 `conda config` also accepts the alias. Writing both is MultipleKeysError.
+@pytest.mark.parametrize('version, key', [
+    ('4.14.0', 'auto_activate_base'),
+    ('24.11.3', 'auto_activate_base'),
+    ('25.3.1', 'auto_activate_base'),
+    ('25.5.0', 'auto_activate'),
+    ('25.5.1', 'auto_activate'),
+    ('25.11.1', 'auto_activate'),
+    ('26.7.1', 'auto_activate'),
+    ((25, 7, 0), 'auto_activate'),
+    (None, 'auto_activate_base'),
+])
+def test_auto_activate_key(version, key):
+    assert conda.auto_activate_key(version) == key
+
+
+@pytest.mark.parametrize('machine, system, subdir', [
+    ('x86_64', 'Linux', 'linux-64'),
+    ('aarch64', 'Linux', 'linux-aarch64'),
+    ('ppc64le', 'Linux', 'linux-ppc64le'),
+    ('arm64', 'Darwin', 'osx-arm64'),
+    ('riscv64', 'Linux', 'linux-riscv64'),
+])
+def test_local_subdir(machine, system, subdir):
+    assert conda.local_subdir(machine, system) == subdir
+
+
+@pytest.mark.parametrize('text, version, platform, root', [
+    (samples.INFO_26, (26, 7, 1), 'linux-64', '/opt/miniconda3'),
+    (samples.INFO_4_3, (4, 3, 14), 'linux-64', '/home/yoh/anaconda2'),
+])
+def test_parse_info(text, version, platform, root):
+    info = conda.parse_info(text)
+    assert (info['version'], info['platform'], info['root_prefix']) == (version, platform, root)
+    assert info['envs_dirs'][0].endswith('envs')
+
+
+def test_parse_info_rejects_other_json():
+    with pytest.raises(ValueError):
+        conda.parse_info('[]')
+
+
+@pytest.mark.parametrize('text, envs', [
+    (samples.ENV_LIST_OLD, ['/opt/miniconda3', '/opt/miniconda3/envs/legacy']),
+    (samples.ENV_LIST_INFO_DICT, ['/opt/miniconda3', '/opt/miniconda3/envs/.torchfleet/train-3f1c2a9b7d10']),
+    (samples.ENV_LIST_25_11, ['/opt/miniconda3', '/opt/miniconda3/envs/.torchfleet/train-3f1c2a9b7d10']),
+])
+def test_parse_env_list(text, envs):
+    assert conda.parse_env_list(text) == envs
+
+
+def test_parse_list_modern():
+    packages = conda.parse_list(samples.LIST_TRAIN)
+    assert packages['numpy'] == {'name': 'numpy', 'version': '2.4.6', 'build': 'py311h71ddf71_0',
+                                 'channel': 'conda-forge', 'manager': 'conda'}
+    assert packages['torch']['manager'] == 'pip'
+    assert packages['torch']['version'] == '2.13.0+cpu'
+    # pip names are normalized as the facts report them
+    assert 'typing-extensions' in packages
+    assert packages['_libgcc_mutex']['build'] == 'conda_forge'
+
+
+def test_parse_list_old_shape():
+    packages = conda.parse_list(samples.LIST_4_3)
+    assert packages['backports.shutil_get_terminal_size']['version'] == '1.0.0'
+
+
+def test_parse_list_rejects_error_document():
+    with pytest.raises(ValueError):
+        conda.parse_list(samples.NOT_FOUND_JSON)
+
+
+@pytest.mark.parametrize('stdout, stderr, name, packages, pip', [
+    (samples.NOT_FOUND_JSON, '', 'PackagesNotFoundError', ['numpy=9.9.9'], []),
+    (samples.NOT_FOUND_IN_CHANNELS_JSON, '', 'PackagesNotFoundInChannelsError', ['nonexistent-pkg', 'numpy=9.9.9'], []),
+    (samples.PROGRESS_THEN_ERROR, '', 'PackagesNotFoundError', ['numpy=9.9.9'], []),
+    ('', samples.NOT_FOUND_TEXT, 'PackagesNotFoundError', ['numpy=9.9.9'], []),
+    (samples.PIP_FAILED_TEXT, '', 'CondaEnvException', [], ['torch==9.9.9']),
+    (samples.UNSATISFIABLE_JSON, '', 'LibMambaUnsatisfiableError', [], []),
+    ('', 'Segmentation fault\n', None, [], []),
+])
+def test_parse_error(stdout, stderr, name, packages, pip):
+    error = conda.parse_error(stdout, stderr)
+    assert error['exception_name'] == name
+    assert error['packages'] == packages
+    assert error['pip'] == pip
+
+
+def test_parse_error_keeps_channels():
+    error = conda.parse_error(samples.NOT_FOUND_JSON)
+    assert error['channels'] == ['https://mirror.invalid/conda-forge/linux-64', 'https://mirror.invalid/conda-forge/noarch']
+
+
+@pytest.mark.parametrize('stdout, fragments', [
+    (samples.NOT_FOUND_JSON, ['conda env create failed (rc=1)', 'package(s) not available: numpy=9.9.9', 'PackagesNotFoundError']),
+    (samples.PIP_FAILED_TEXT, ['pip could not install: torch==9.9.9', 'CondaEnvException: Pip failed']),
+    (samples.UNSATISFIABLE_JSON, ['LibMambaUnsatisfiableError: Encountered problems while solving:']),
+])
+def test_describe_error_names_the_package(stdout, fragments):
+    message = conda.describe_error('conda env create', conda.parse_error(stdout), 1)
+    for fragment in fragments:
+        assert fragment in message
+
+
+@pytest.mark.parametrize('text, expected', [
+    ('', None),
+    ('{"a": 1}', {'a': 1}),
+    ('Collecting package metadata\n{\n  "success": true\n}\n', {'success': True}),
+    ('{"fetch": "x", "finished": true}\n\x00{"success": true}\n', {'success': True}),
+    ('no json here', None),
+])
+def test_parse_json_output(text, expected):
+    assert conda.parse_json_output(text) == expected
+
+
+class FakeModule:
+    def __init__(self, answers):
+        self.answers = list(answers)
+        self.calls = []
+
+    def run_command(self, cmd, environ_update=None, **kwargs):
+        self.calls.append((cmd, environ_update))
+        return self.answers.pop(0)
+
+
+def test_cli_runs_with_json_and_environment():
+    module = FakeModule([(0, samples.INFO_26, ''), (0, samples.LIST_TRAIN, '')])
+    cli = conda.CondaCli(module, '/opt/miniconda3/bin/conda', {'CONDA_OVERRIDE_CUDA': '12.9'})
+    assert cli.info()['conda_version'] == '26.7.1'
+    assert 'numpy' in cli.list_packages('/opt/miniconda3/envs/train')
+    assert module.calls[0] == (['/opt/miniconda3/bin/conda', 'info', '--json'], {'CONDA_OVERRIDE_CUDA': '12.9'})
+    assert module.calls[1][0] == ['/opt/miniconda3/bin/conda', 'list', '--json', '--prefix', '/opt/miniconda3/envs/train']
+
+
+def test_cli_raises_with_parsed_error():
+    module = FakeModule([(1, samples.NOT_FOUND_JSON, '')])
+    cli = conda.CondaCli(module, '/opt/miniconda3/bin/conda')
+    with pytest.raises(conda.CondaCommandError) as caught:
+        cli.env_create('/tmp/w/environment.yml', '/opt/miniconda3/envs/.torchfleet/train-3f1c2a9b7d10')
+    assert caught.value.rc == 1
+    assert caught.value.error['packages'] == ['numpy=9.9.9']
+    assert 'numpy=9.9.9' in caught.value.msg
+    assert caught.value.cmd[1:4] == ['env', 'create', '--json']
+    assert '--prune' not in caught.value.cmd
+
+
+def test_cli_explicit_create_command():
+    module = FakeModule([(0, samples.CREATE_SUCCESS_JSON, '')])
+    cli = conda.CondaCli(module, '/c/bin/conda')
+    cli.create_explicit('/w/explicit.txt', '/p')
+    assert module.calls[0][0] == ['/c/bin/conda', 'create', '--json', '--yes', '--prefix', '/p', '--file', '/w/explicit.txt']

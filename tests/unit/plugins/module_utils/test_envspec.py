@@ -1,0 +1,344 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, torchfleet developers
+# Apache License 2.0 (see galaxy.yml)
+"""environment.yml and lock validation: every bad input names the file and the line."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+import pytest
+
+from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
+
+DEMO = ('name: train\nchannels:\n  - conda-forge\ndependencies:\n  - python=3.11\n  - pip\n'
+        '  - numpy=2.4.6\n  - pip:\n      - torch==2.13.0\n')
+
+# (case id, file text, expected line, fragment of the message)
+INVALID_SPECS = [
+    ('yaml-syntax', 'name: train\ndependencies:\n  - python=3.11\n  - [pip\n', 5, 'YAML syntax error'),
+    ('tab-indent', 'name: train\ndependencies:\n\t- pip\n', 3, 'YAML syntax error'),
+    ('empty', '', 1, 'the file is empty'),
+    ('not-a-mapping', '- python\n- pip\n', 1, 'must be a mapping'),
+    ('missing-name', 'channels: [conda-forge]\ndependencies:\n  - pip\n', 1, "missing required key 'name'"),
+    ('name-with-slash', 'name: a/b\ndependencies: [pip]\n', 1, "'name' must be a plain environment name"),
+    ('name-base', 'name: base\ndependencies: [pip]\n', 1, "must not be 'base'"),
+    ('name-number', 'name: 3\ndependencies: [pip]\n', 1, "'name' must be a plain environment name"),
+    ('unknown-key', 'name: train\ndependencis:\n  - pip\n', 2, "unknown key 'dependencis'"),
+    ('duplicate-key', 'name: train\ndependencies: [pip]\nname: other\n', 3, "duplicate key 'name' (first at line 1)"),
+    ('no-dependencies', 'name: train\nchannels: [conda-forge]\n', 1, "missing or empty 'dependencies'"),
+    ('dependencies-mapping', 'name: train\ndependencies:\n  numpy: 1\n', 3, "'dependencies' must be a list"),
+    ('bad-dependency', 'name: train\ndependencies:\n  - python=3.11\n  - numpy==\n', 4, "malformed dependency 'numpy=='"),
+    ('bad-dependency-space', 'name: train\ndependencies:\n  - pip\n  - num py py py\n', 4, 'malformed dependency'),
+    ('float-dependency', 'name: train\ndependencies:\n  - 3.10\n', 3, 'quote versions like 3.10'),
+    ('null-dependency', 'name: train\ndependencies:\n  - pip\n  -\n', 4, 'malformed dependency None'),
+    ('unknown-section', 'name: train\ndependencies:\n  - pip\n  - npm:\n      - left-pad\n', 4, "unknown dependency section 'npm'"),
+    ('pip-not-list', 'name: train\ndependencies:\n  - pip\n  - pip: torch\n', 4, "'pip' must be a list"),
+    ('bad-pip-req', 'name: train\ndependencies:\n  - pip\n  - pip:\n      - torch==\n', 5, "malformed pip requirement 'torch=='"),
+    ('pip-without-pip', 'name: train\ndependencies:\n  - python\n  - pip:\n      - torch\n', 4, "needs 'pip' itself"),
+    ('channels-not-strings', 'name: train\nchannels:\n  - [x]\ndependencies: [pip]\n', 3, 'channels entries must be non-empty strings'),
+    ('variables-list', 'name: train\ndependencies: [pip]\nvariables:\n  - A\n', 4, "'variables' must be a mapping"),
+]
+
+
+@pytest.mark.parametrize('case, text, line, fragment', INVALID_SPECS, ids=[c[0] for c in INVALID_SPECS])
+def test_invalid_specs_name_file_and_line(case, text, line, fragment):
+    with pytest.raises(envspec.SpecError) as caught:
+        envspec.parse_spec(text.encode('utf-8'), 'inventories/x/environment.yml')
+    assert caught.value.line == line, case
+    assert fragment in str(caught.value)
+    assert str(caught.value).startswith('inventories/x/environment.yml:%d: ' % line)
+
+
+def test_demo_spec():
+    spec = envspec.parse_spec(DEMO, 'environment.yml')
+    assert spec['name'] == 'train'
+    assert spec['channels'] == ['conda-forge']
+    assert [d['spec'] for d in spec['dependencies']] == ['python=3.11', 'pip', 'numpy=2.4.6']
+    assert [r['line'] for r in spec['pip']] == ['torch==2.13.0']
+    assert envspec.expected_pins(spec) == {'python': '3.11', 'pip': None, 'numpy': '2.4.6', 'torch': '2.13.0'}
+    assert envspec.default_smoke_test(envspec.expected_pins(spec)) == ['import torch']
+
+
+def test_prefix_key_is_a_warning():
+    spec = envspec.parse_spec('name: t\nprefix: /elsewhere\ndependencies: [pip]\n', 'e.yml')
+    assert spec['warnings'] == ["e.yml: 'prefix' is ignored; the environment is built under the Miniconda root"]
+
+
+def test_variables_and_platforms():
+    spec = envspec.parse_spec('name: t\nplatforms: [linux-64]\nvariables:\n  OMP_NUM_THREADS: 4\ndependencies: [pip]\n')
+    assert spec['variables'] == {'OMP_NUM_THREADS': '4'}
+    assert spec['platforms'] == ['linux-64']
+
+
+@pytest.mark.parametrize('path', ['inventories/demo/environment.yml', 'inventories/example/environment.yml'])
+def test_shipped_specs_are_valid(path):
+    with open(os.path.join(ROOT, path), 'rb') as handle:
+        spec = envspec.parse_spec(handle.read(), path)
+    pins = envspec.expected_pins(spec)
+    assert spec['name'] == 'train'
+    assert envspec.needs_torch(pins)
+
+
+def test_example_spec_uses_conda_forge_cuda_build():
+    with open(os.path.join(ROOT, 'inventories/example/environment.yml'), 'rb') as handle:
+        pins = envspec.expected_pins(envspec.parse_spec(handle.read()))
+    assert pins['pytorch'] == pins['pytorch-gpu'] == '2.13.0'
+    assert 'cuda-version' in pins
+
+
+@pytest.mark.parametrize('text, name, op, version, build, channel, exact', [
+    ('python=3.11', 'python', '=', '3.11', None, None, '3.11'),
+    ('numpy==2.4.6', 'numpy', '==', '2.4.6', None, None, '2.4.6'),
+    ('numpy 2.4.6', 'numpy', '==', '2.4.6', None, None, '2.4.6'),
+    ('pytorch=2.13.0=cuda129*', 'pytorch', '=', '2.13.0', 'cuda129*', None, '2.13.0'),
+    ('conda-forge::pytorch-gpu=2.13.0', 'pytorch-gpu', '=', '2.13.0', None, 'conda-forge', '2.13.0'),
+    ('nvidia/label/cuda-12.9.0::cuda-toolkit', 'cuda-toolkit', '', None, None, 'nvidia/label/cuda-12.9.0', None),
+    ('numpy>=1.26,<3', 'numpy', '>=', '1.26,<3', None, None, None),
+    ('python 3.11.* *_cpython', 'python', '', '3.11.*', '*_cpython', None, None),
+    ('python=3.11.*', 'python', '=', '3.11.*', None, None, None),
+    ("numpy[version='>=1.26']", 'numpy', '', '>=1.26', None, None, None),
+    ('numpy[version=2.4.6]', 'numpy', '==', '2.4.6', None, None, '2.4.6'),
+    ('libblas=*=*mkl', 'libblas', '=', '*', '*mkl', None, None),
+    ('pip', 'pip', '', None, None, None, None),
+])
+def test_conda_dependencies(text, name, op, version, build, channel, exact):
+    dep = envspec.parse_conda_dep(text)
+    assert (dep['name'], dep['op'], dep['version'], dep['build'], dep['channel']) == (name, op, version, build, channel)
+    assert envspec.exact_version(dep) == exact
+
+
+@pytest.mark.parametrize('text', ['numpy==', '=1.2', 'numpy>=', 'num py py py', 'numpy=1.2=b=x', 'numpy@1.2', '', '  ', 'numpy[version]'])
+def test_malformed_conda_dependencies(text):
+    assert envspec.parse_conda_dep(text) is None
+
+
+@pytest.mark.parametrize('text, name, exact', [
+    ('torch==2.13.0', 'torch', '2.13.0'),
+    ('torch===2.13.0', 'torch', '2.13.0'),
+    ('torch', 'torch', None),
+    ('torch>=2,<3', 'torch', None),
+    ('requests[socks]==2.31.0', 'requests', '2.31.0'),
+    ('numpy; python_version > "3"', 'numpy', None),
+    ('pkg @ https://mirror.invalid/pkg-1.0-py3-none-any.whl', 'pkg', None),
+    ('--extra-index-url https://mirror.invalid/whl/cu129', None, None),
+    ('-r requirements.txt', None, None),
+    ('git+https://github.com/pytorch/vision.git', None, None),
+])
+def test_pip_requirements(text, name, exact):
+    req = envspec.parse_pip_req(text)
+    assert req['name'] == name
+    assert envspec.exact_version(req) == exact
+
+
+@pytest.mark.parametrize('text', ['torch==', 'torch =2', '', '==2.0', 'torch @ not-a-url'])
+def test_malformed_pip_requirements(text):
+    assert envspec.parse_pip_req(text) is None
+
+
+@pytest.mark.parametrize('pin, actual, ok', [
+    ('2.4.6', '2.4.6', True),
+    ('3.11', '3.11.13', True),
+    ('2.13.0', '2.13.0+cpu', True),
+    ('2.13.0+cu129', '2.13.0+cpu', False),
+    ('2.4.6', '2.4.61', False),
+    ('2.4.6', '2.4.5', False),
+    (None, '1.0', True),
+    (None, None, False),
+    ('1.0', None, False),
+])
+def test_version_matches(pin, actual, ok):
+    assert envspec.version_matches(pin, actual) is ok
+
+
+def test_pip_pin_wins_and_names_are_normalized():
+    spec = envspec.parse_spec('name: t\ndependencies:\n  - pip\n  - PyYAML\n  - pip:\n      - PyYAML==6.0.2\n      - typing_extensions==4.14.1\n')
+    assert envspec.expected_pins(spec) == {'pip': None, 'pyyaml': '6.0.2', 'typing-extensions': '4.14.1'}
+
+
+def test_no_torch_smoke_default():
+    assert envspec.default_smoke_test({'numpy': '2.4.6'}) == ['import sys']
+
+
+def test_sha256_helpers(tmp_path):
+    path = tmp_path / 'environment.yml'
+    path.write_bytes(DEMO.encode('utf-8'))
+    assert envspec.sha256_file(str(path)) == envspec.sha256_bytes(DEMO) == envspec.sha256_bytes(DEMO.encode('utf-8'))
+    assert len(envspec.sha256_bytes(b'')) == 64
+
+
+# `conda list --explicit --md5` output (conda/cli/main_list.py print_explicit): header lines,
+# @EXPLICIT, one URL per package with its md5 after '#'.
+EXPLICIT = (
+    '# This file may be used to create an environment using:\n'
+    '# $ conda create --name <env> --file <this file>\n'
+    '# platform: linux-64\n'
+    '# created-by: conda 26.7.1\n'
+    '@EXPLICIT\n'
+    'https://mirror.invalid/conda-forge/linux-64/_libgcc_mutex-0.1-conda_forge.tar.bz2#d7c89558ba9fa0495403155b64376d81\n'
+    'https://mirror.invalid/conda-forge/linux-64/python-3.11.13-h9e4cc4f_0_cpython.conda#8c399445b6dc73eab839659e6c7b5ad1\n'
+    'https://mirror.invalid/conda-forge/linux-64/numpy-2.4.6-py311h71ddf71_0.conda'
+    '#sha256:4d705a82c554d1abb80aedd0593e0abde54f71b7a5c87492c750c9759b7706fd\n'
+    'https://mirror.invalid/conda-forge/noarch/pip-25.2-pyh8b19718_0.conda\n'
+)
+
+# A conda-lock version 1 file, shaped like conda-lock's example/zlib/conda-lock.yml.
+CONDA_LOCK = '''# This lock file was generated by conda-lock. DO NOT EDIT!
+metadata:
+  channels:
+  - url: conda-forge
+    used_env_vars: []
+  content_hash:
+    linux-64: 1173e3c96ce20d063a5701b325b76deb97394f891af270af4ee0cb7cc1f6e838
+  platforms:
+  - linux-64
+  - linux-aarch64
+  sources:
+  - environment.yml
+package:
+- category: main
+  dependencies: {}
+  hash:
+    md5: d7c89558ba9fa0495403155b64376d81
+    sha256: fe51de6107f9edc7aa4f786a70f4a883943bc9d39b3bb7307c04c41410990726
+  manager: conda
+  name: _libgcc_mutex
+  optional: false
+  platform: linux-64
+  url: https://mirror.invalid/conda-forge/linux-64/_libgcc_mutex-0.1-conda_forge.tar.bz2
+  version: '0.1'
+- category: main
+  dependencies: {}
+  hash:
+    sha256: 81c74d38c80345e195106dc3a5b4063b61f2209402bf9f6c7e2abadef4f544a3
+  manager: conda
+  name: numpy
+  optional: false
+  platform: linux-64
+  url: https://mirror.invalid/conda-forge/linux-64/numpy-2.4.6-py311h71ddf71_0.conda
+  version: 2.4.6
+- category: main
+  dependencies: {}
+  hash:
+    md5: 8e91f1f21417c9ab1265240ee4f9db1e
+  manager: conda
+  name: numpy
+  optional: false
+  platform: linux-aarch64
+  url: https://mirror.invalid/conda-forge/linux-aarch64/numpy-2.4.6-py311h0000000_0.conda
+  version: 2.4.6
+- name: torch
+  version: 2.13.0
+  manager: pip
+  platform: linux-64
+  dependencies: {}
+  url: https://mirror.invalid/packages/torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl
+  hash:
+    sha256: 92d6037539857d8206b8f6ae472e8b77db8058fec5937a1ef3f54304089edbb9
+  category: main
+  optional: false
+- category: dev
+  dependencies: {}
+  hash:
+    md5: '00000000000000000000000000000000'
+  manager: conda
+  name: pytest
+  optional: true
+  platform: linux-64
+  url: https://mirror.invalid/conda-forge/noarch/pytest-8.4.1-pyhd8ed1ab_0.conda
+  version: 8.4.1
+'''
+
+
+@pytest.mark.parametrize('text, kind', [
+    (EXPLICIT, 'explicit'),
+    (CONDA_LOCK, 'conda-lock'),
+    (json.dumps({'version': 1, 'metadata': {}, 'package': []}), 'conda-lock'),
+    (DEMO, None),
+    ('', None),
+])
+def test_lock_kind(text, kind):
+    assert envspec.lock_kind(text) == kind
+
+
+def test_parse_explicit():
+    lock = envspec.parse_lock(EXPLICIT, 'train.txt')
+    assert lock['kind'] == 'explicit'
+    assert lock['platforms'] == ['linux-64']
+    assert [(p['name'], p['version'], p['build']) for p in lock['packages']] == [
+        ('_libgcc_mutex', '0.1', 'conda_forge'), ('python', '3.11.13', 'h9e4cc4f_0_cpython'),
+        ('numpy', '2.4.6', 'py311h71ddf71_0'), ('pip', '25.2', 'pyh8b19718_0')]
+    assert lock['packages'][0]['md5'] == 'd7c89558ba9fa0495403155b64376d81'
+    assert lock['packages'][2]['sha256'].startswith('4d705a82')
+    assert envspec.lock_pins(lock) == {'_libgcc_mutex': '0.1', 'python': '3.11.13', 'numpy': '2.4.6', 'pip': '25.2'}
+
+
+@pytest.mark.parametrize('text, line, fragment', [
+    ('https://mirror.invalid/x/numpy-2.4.6-0.conda\n@EXPLICIT\n', 1, 'package line before the @EXPLICIT marker'),
+    ('@EXPLICIT\n', 1, 'lists no packages'),
+    ('# platform: linux-64\n@EXPLICIT\nnumpy=2.4.6\n', 3, 'not a package URL'),
+    ('@EXPLICIT\nhttps://mirror.invalid/x/numpy.conda\n', 2, 'not a package URL'),
+    ('@EXPLICIT\nhttps://mirror.invalid/x/numpy-2.4.6-0.conda#nothex\n', 2, 'not a package URL'),
+])
+def test_bad_explicit_locks(text, line, fragment):
+    with pytest.raises(envspec.SpecError) as caught:
+        envspec.parse_explicit(text, 'lock.txt')
+    assert caught.value.line == line
+    assert fragment in str(caught.value)
+
+
+def test_parse_conda_lock_yaml_and_json_agree():
+    lock = envspec.parse_lock(CONDA_LOCK, 'conda-lock.yml')
+    assert lock['kind'] == 'conda-lock'
+    assert lock['platforms'] == ['linux-64', 'linux-aarch64']
+    as_json = json.dumps({'version': 1, 'metadata': {'platforms': lock['platforms']},
+                          'package': [{'name': p['name'], 'version': p['version'], 'manager': p['manager'],
+                                       'platform': p['platform'], 'url': p['url'],
+                                       'hash': {k: p[k] for k in ('md5', 'sha256') if p[k]},
+                                       'category': p['category'], 'optional': p['optional']} for p in lock['packages']]})
+    assert envspec.parse_lock(as_json)['packages'] == lock['packages']
+
+
+def test_conda_lock_pins_per_platform_skip_optional():
+    lock = envspec.parse_lock(CONDA_LOCK)
+    assert envspec.lock_pins(lock, 'linux-64') == {'_libgcc_mutex': '0.1', 'numpy': '2.4.6', 'torch': '2.13.0'}
+    assert envspec.lock_pins(lock, 'linux-aarch64') == {'numpy': '2.4.6'}
+
+
+def test_render_explicit_and_pip_lines():
+    lock = envspec.parse_lock(CONDA_LOCK)
+    explicit = envspec.render_explicit(lock, 'linux-64')
+    assert explicit.splitlines() == [
+        '# platform: linux-64', '@EXPLICIT',
+        'https://mirror.invalid/conda-forge/linux-64/_libgcc_mutex-0.1-conda_forge.tar.bz2#d7c89558ba9fa0495403155b64376d81',
+        'https://mirror.invalid/conda-forge/linux-64/numpy-2.4.6-py311h71ddf71_0.conda'
+        '#sha256:81c74d38c80345e195106dc3a5b4063b61f2209402bf9f6c7e2abadef4f544a3']
+    # the rendering is itself a valid explicit lock
+    assert envspec.lock_pins(envspec.parse_explicit(explicit)) == {'_libgcc_mutex': '0.1', 'numpy': '2.4.6'}
+    assert envspec.pip_lock_lines(lock, 'linux-64') == [
+        'torch @ https://mirror.invalid/packages/torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl'
+        '#sha256=92d6037539857d8206b8f6ae472e8b77db8058fec5937a1ef3f54304089edbb9']
+
+
+@pytest.mark.parametrize('text, fragment', [
+    ('metadata: {}\npackage: {}\n', 'not a conda-lock file'),
+    ('version: 2\nmetadata: {}\npackage: []\n', 'unsupported conda-lock file version 2'),
+    ('metadata: {}\npackage:\n- name: x\n', 'package entry 1 lacks'),
+    ('metadata: {}\npackage:\n- {name: x, version: 1, manager: npm, platform: linux-64, url: u}\n', "unknown manager 'npm'"),
+    ('{"metadata": {}, "package": [', 'invalid JSON'),
+])
+def test_bad_conda_locks(text, fragment):
+    with pytest.raises(envspec.SpecError) as caught:
+        envspec.parse_conda_lock(text, 'conda-lock.yml')
+    assert fragment in str(caught.value)
+
+
+def test_neither_lock_kind():
+    with pytest.raises(envspec.SpecError) as caught:
+        envspec.parse_lock('numpy=2.4.6\n', 'lock.txt')
+    assert 'neither an explicit lock' in str(caught.value)
