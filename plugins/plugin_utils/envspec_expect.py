@@ -2,10 +2,11 @@
 # Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
 """What a versioned environment spec expects to find on a node.
 
-Turns an already loaded ``environment.yml`` mapping, a ``conda list --explicit``
-lock or a conda-lock mapping into expectations keyed by the consistency engine's
-dotted fact fields (``env.name``, ``env.spec_sha256``, ``env.packages.<name>``),
-and evaluates fact values against them.
+Turns an environment.yml (parsed by module_utils.envspec, or as loaded by YAML)
+and an explicit or conda-lock lock into expectations keyed by the consistency
+engine's dotted fact fields (``env.name``, ``env.spec_sha256``,
+``env.packages.<name>``), and evaluates fact values against them. Parsing and
+validation of the files belong to module_utils.envspec; this module only maps.
 
 Version semantics (a documented subset of conda MatchSpec and PEP 440):
 
@@ -23,12 +24,13 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
+
 PACKAGE_PREFIX = "env.packages."
 
 _PRE_RELEASE = frozenset(("dev", "a", "alpha", "b", "beta", "c", "rc", "pre", "preview"))
 _SEGMENT = re.compile(r"\d+|[a-z]+")
 _CLAUSE = re.compile(r"^(===|==|!=|~=|>=|<=|>|<|=)?\s*(\S+)$")
-_NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.\-]*)(.*)$", re.S)
 _END = (0,)
 _ZERO = (1, 0)
 
@@ -139,6 +141,10 @@ class Expectation:
             return False
         return bool(self._test(value))
 
+    def to_data(self):
+        """Plain data (``{"version": ...}`` or ``{"equals": ...}``) that coerce_expectation reads back."""
+        return {self.kind: self.text}
+
     def __repr__(self):
         return f"Expectation({self.kind!r}, {self.text!r})"
 
@@ -194,139 +200,100 @@ def coerce_expectation(value):
     return Expectation("equals", value)
 
 
-def _strip_channel(dep):
-    return dep.rpartition("::")[2] if "::" in dep else dep
+def dependency_constraint(dep):
+    """The constraint text of one requirement parsed by module_utils.envspec
+    (``parse_conda_dep`` / ``parse_pip_req``): ``""`` when it is unpinned."""
+    op, version = dep.get("op") or "", dep.get("version")
+    if not version:
+        return ""
+    version = re.sub(r"\s+", "", str(version))
+    if op == "range":
+        return version.strip("()")
+    if op == "=" and version.endswith("*"):
+        return version
+    return op + version if op else version
 
 
-def _bracket_version(rest):
-    match = re.search(r"version\s*=\s*['\"]([^'\"]*)['\"]", rest)
-    return match.group(1) if match else ""
+def _expect(expected, name, constraint, source):
+    try:
+        expected[PACKAGE_PREFIX + name] = version_expectation(constraint)
+    except SpecError as exc:
+        raise SpecError(f"{source}: {name}: {exc}") from None
 
 
-def parse_conda_dependency(dep):
-    """``name``, ``name=1.2``, ``name=1.2=build``, ``name 1.2 build``, ``name>=1,<2``,
-    ``channel::name``, ``name[version='>=1']`` → (lower-case name, constraint text)."""
-    text = _strip_channel(dep.split("#", 1)[0].strip())
-    match = _NAME.match(text)
-    if not match:
-        raise SpecError(f"cannot read conda dependency {dep!r}")
-    name, rest = match.group(1).lower(), match.group(2).strip()
-    if rest.startswith("["):
-        return name, _bracket_version(rest)
-    if rest.startswith("=") and not rest.startswith("=="):
-        version = rest[1:].split("=", 1)[0].strip()
-        return name, version if version.endswith("*") else "=" + version
-    rest = re.sub(r"\s*([,|])\s*", r"\1", rest)
-    return name, rest.split()[0] if rest else ""
+def expectations_from_parsed(spec, spec_sha256=None, source="environment.yml"):
+    """Expectations from a spec parsed by ``module_utils.envspec.parse_spec``.
 
-
-def parse_pip_requirement(req):
-    """A pip requirement line → (canonical name, constraint text), or None for
-    options (``-r``, ``--index-url``), paths and URLs without a name."""
-    text = req.split(" #", 1)[0].strip()
-    if not text or text.startswith(("-", ".", "/", "#")) or "://" in text.split("@", 1)[0]:
-        return None
-    text = text.split(";", 1)[0].strip()
-    match = _NAME.match(text)
-    if not match:
-        raise SpecError(f"cannot read pip requirement {req!r}")
-    name, rest = canonical_name(match.group(1)), match.group(2).strip()
-    if rest.startswith("["):
-        rest = rest.split("]", 1)[1].strip() if "]" in rest else ""
-    if rest.startswith("@"):
-        return name, ""
-    if rest.startswith("(") and rest.endswith(")"):
-        rest = rest[1:-1]
-    return name, rest.replace(" ", "")
-
-
-def _dependencies(spec, source):
-    deps = spec.get("dependencies") or []
-    if not isinstance(deps, list):
-        raise SpecError(f"{source}: 'dependencies' must be a list")
-    for dep in deps:
-        if isinstance(dep, dict):
-            pip = dep.get("pip") or []
-            if set(dep) != {"pip"} or not isinstance(pip, list):
-                raise SpecError(f"{source}: only a 'pip' list may nest under dependencies, got {dep!r}")
-            for req in pip:
-                parsed = parse_pip_requirement(str(req))
-                if parsed:
-                    yield parsed
-        elif isinstance(dep, str):
-            yield parse_conda_dependency(dep)
-        else:
-            raise SpecError(f"{source}: cannot read dependency {dep!r}")
-
-
-def expectations_from_spec(spec, spec_sha256=None, source="environment.yml"):
-    """Expectations from a loaded environment.yml mapping.
-
-    ``env.name`` from ``name``, ``env.spec_sha256`` when the file's digest is given,
-    and one ``env.packages.<name>`` entry per dependency.
+    ``env.name``, ``env.spec_sha256`` when the file's digest is given, and one
+    ``env.packages.<name>`` per named requirement; a pip pin wins over a conda
+    requirement of the same package, as pip installs last.
     """
-    if not isinstance(spec, dict):
-        raise SpecError(f"{source}: an environment spec must be a mapping")
     expected = {}
     if spec.get("name"):
         expected["env.name"] = Expectation("equals", str(spec["name"]))
     if spec_sha256:
         expected["env.spec_sha256"] = Expectation("equals", str(spec_sha256).lower())
-    for name, constraint in _dependencies(spec, source):
-        field = PACKAGE_PREFIX + name
-        try:
-            expected.setdefault(field, version_expectation(constraint))
-        except SpecError as exc:
-            raise SpecError(f"{source}: {name}: {exc}") from None
+    for dep in spec.get("dependencies") or ():
+        _expect(expected, envspec.normalize_name(dep["name"]), dependency_constraint(dep), source)
+    for req in spec.get("pip") or ():
+        if req.get("name"):
+            _expect(expected, envspec.normalize_name(req["name"], "pip"), dependency_constraint(req), source)
     return expected
 
 
-def _explicit_record(url):
-    base = url.split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
-    for suffix in (".conda", ".tar.bz2"):
-        if base.endswith(suffix):
-            base = base[: -len(suffix)]
-            break
-    else:
-        return None
-    pieces = base.rsplit("-", 2)
-    if len(pieces) != 3:
-        return None
-    return pieces[0].lower(), pieces[1]
-
-
-def expectations_from_explicit(text, source="lock"):
-    """Exact versions from a ``conda list --explicit`` file."""
-    expected = {}
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#") or line == "@EXPLICIT":
+def _parsed_from_mapping(spec, source):
+    deps = spec.get("dependencies") or []
+    if not isinstance(deps, list):
+        raise SpecError(f"{source}: 'dependencies' must be a list")
+    parsed = {"name": spec.get("name"), "dependencies": [], "pip": []}
+    for dep in deps:
+        if isinstance(dep, dict) and set(dep) == {"pip"} and isinstance(dep["pip"], list):
+            for req in dep["pip"]:
+                found = envspec.parse_pip_req(req) if isinstance(req, str) else None
+                if found is None:
+                    raise SpecError(f"{source}: malformed pip requirement {req!r}")
+                parsed["pip"].append(found)
             continue
-        record = _explicit_record(line)
-        if record is None:
-            raise SpecError(f"{source}:{number}: not a package URL: {line!r}")
-        expected[PACKAGE_PREFIX + record[0]] = version_expectation("==" + record[1])
-    return expected
+        found = envspec.parse_conda_dep(dep) if isinstance(dep, str) else None
+        if found is None:
+            raise SpecError(f"{source}: malformed dependency {dep!r}")
+        parsed["dependencies"].append(found)
+    return parsed
 
 
-def expectations_from_conda_lock(data, platform="linux-64", source="conda-lock.yml"):
-    """Exact versions from a loaded conda-lock mapping, for one platform."""
-    packages = data.get("package") if isinstance(data, dict) else None
-    if not isinstance(packages, list):
-        raise SpecError(f"{source}: a conda-lock file has a 'package' list")
+def expectations_from_spec(spec, spec_sha256=None, source="environment.yml"):
+    """Expectations from an environment.yml mapping as loaded by YAML (``from_yaml``).
+
+    Requirement strings are read by module_utils.envspec, the parser the conda_env
+    role builds from; use expectations_from_parsed when the spec was parsed already.
+    """
+    if not isinstance(spec, dict):
+        raise SpecError(f"{source}: an environment spec must be a mapping")
+    return expectations_from_parsed(_parsed_from_mapping(spec, source), spec_sha256, source)
+
+
+def expectations_from_lock(lock, platform="linux-64"):
+    """Exact versions from a lock parsed by ``module_utils.envspec.parse_lock``."""
     expected = {}
-    for pkg in packages:
-        if not isinstance(pkg, dict) or "name" not in pkg or "version" not in pkg:
-            raise SpecError(f"{source}: package entry without name/version: {pkg!r}")
-        if pkg.get("platform", platform) != platform:
-            continue
-        name = canonical_name(pkg["name"]) if pkg.get("manager") == "pip" else str(pkg["name"]).lower()
+    for pkg in envspec.lock_packages(lock, platform):
+        name = envspec.normalize_name(pkg["name"], pkg.get("manager", "conda"))
         expected[PACKAGE_PREFIX + name] = version_expectation("==" + str(pkg["version"]))
     return expected
 
 
-def expectations_from_lock(text, loaded=None, platform="linux-64", source="lock"):
-    """Either lock format: a conda-lock mapping when ``loaded`` is one, else explicit text."""
-    if isinstance(loaded, dict) and "package" in loaded:
-        return expectations_from_conda_lock(loaded, platform, source)
-    return expectations_from_explicit(text, source)
+def read_spec_file(text, spec_sha256=None, source="environment.yml"):
+    """Parse and validate environment.yml text (errors name the file and line)."""
+    try:
+        spec = envspec.parse_spec(text, source)
+    except envspec.SpecError as exc:
+        raise SpecError(str(exc)) from None
+    return spec, expectations_from_parsed(spec, spec_sha256, source)
+
+
+def read_lock_file(text, platform="linux-64", source="lock"):
+    """Parse an explicit or conda-lock lock file → exact expectations."""
+    try:
+        lock = envspec.parse_lock(text, source)
+    except envspec.SpecError as exc:
+        raise SpecError(str(exc)) from None
+    return expectations_from_lock(lock, platform)

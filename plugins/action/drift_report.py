@@ -1,0 +1,272 @@
+# Copyright: torchfleet developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Controller-side drift report: collect the probe results of the play's hosts, compare
+them (majority and spec), optionally write every report file, return the verdict.
+
+Documentation: plugins/modules/drift_report.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.torchfleet.cluster.plugins.plugin_utils import consistency, envspec_expect, reports
+
+ARGUMENT_SPEC = {
+    "hosts": {"type": "list", "elements": "str"},
+    "probe_var": {"type": "str", "default": "drift_audit_probe"},
+    "facts": {"type": "dict"},
+    "spec_file": {"type": "path"},
+    "lock_file": {"type": "path"},
+    "lock_platform": {"type": "str", "default": "linux-64"},
+    "expected": {"type": "dict", "default": {}},
+    "rules": {"type": "dict", "default": {}},
+    "ignore": {"type": "list", "elements": "str", "default": []},
+    "use_defaults": {"type": "bool", "default": True},
+    "reference_host": {"type": "str"},
+    "report_dir": {"type": "path"},
+    "keep": {"type": "int", "default": 10},
+    "textfile_dir": {"type": "path"},
+    "compare_previous": {"type": "bool", "default": True},
+    "write_in_check_mode": {"type": "bool", "default": True},
+    "fail_on_drift": {"type": "bool", "default": False},
+    "max_rows": {"type": "int", "default": 50},
+}
+
+
+def plain(value):
+    """Plain Python data from Ansible's (possibly tagged or lazy) containers."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+def probe_outcome(result, fallback_facts):
+    """One host's registered torch_facts result → ("facts", dict) | ("unreachable", msg) | ("failed", msg)."""
+    if isinstance(result, dict) and result:
+        if result.get("unreachable"):
+            return "unreachable", str(result.get("msg") or "unreachable")
+        if result.get("failed"):
+            return "failed", str(result.get("msg") or "the probe failed")
+        if result.get("skipped"):
+            return "failed", "the probe was skipped: " + str(result.get("skip_reason") or "condition false")
+        facts = (result.get("ansible_facts") or {}).get("torch")
+        if isinstance(facts, dict):
+            return "facts", facts
+        warnings = "; ".join(str(w) for w in result.get("warnings") or ())
+        return "failed", "torch facts are null" + (f": {warnings}" if warnings else "")
+    if isinstance(fallback_facts, dict):
+        return "facts", fallback_facts
+    return "unreachable", "no probe result and no torch facts for this host"
+
+
+def _read(path, what):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise AnsibleActionFail(f"cannot read the {what} {path}: {exc.strerror}") from None
+
+
+def spec_expectations(spec_file, lock_file, lock_platform):
+    """Expectations and a description of the spec, read and validated on the controller."""
+    expected, spec = {}, {}
+    try:
+        if spec_file:
+            data = _read(spec_file, "environment spec")
+            digest = hashlib.sha256(data).hexdigest()
+            parsed, found = envspec_expect.read_spec_file(data.decode("utf-8", "replace"), digest, spec_file)
+            expected.update(found)
+            spec.update(file=spec_file, sha256=digest, name=parsed.get("name"))
+        if lock_file:
+            data = _read(lock_file, "lock")
+            expected.update(envspec_expect.read_lock_file(data.decode("utf-8", "replace"), lock_platform, lock_file))
+            spec.update(lock_file=lock_file, lock_sha256=hashlib.sha256(data).hexdigest())
+    except envspec_expect.SpecError as exc:
+        raise AnsibleActionFail(str(exc)) from None
+    spec["fields"] = len(expected)
+    return expected, (spec if spec_file or lock_file else None)
+
+
+REPORT_FILES = (
+    ("json", "latest.json", reports.to_json),
+    ("markdown", "latest.md", reports.to_markdown),
+    ("junit", "latest.junit.xml", reports.to_junit),
+    ("prometheus", "torchfleet_drift.prom", reports.to_prometheus),
+)
+_GENERATION = re.compile(r"^drift-(\d{8}T\d{6}Z)(?:\.(\d+))?\.json$")
+_VOLATILE = ("generated_at", "timestamp", "changed_since")
+
+
+def _stable(report):
+    return {k: v for k, v in report.items() if k not in _VOLATILE}
+
+
+def atomic_write(directory, name, text):
+    """Write beside the target, then rename: readers (node_exporter, CI) never see half a file."""
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix="-" + name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, os.path.join(directory, name))
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return os.path.join(directory, name)
+
+
+class ReportWriter:
+    """The report directory: latest.* files, timestamped JSON generations, the textfile copy."""
+
+    def __init__(self, report_dir, keep=10, textfile_dir=None):
+        self.report_dir = report_dir
+        self.keep = keep
+        self.textfile_dir = textfile_dir
+        self.warnings = []
+
+    def previous(self):
+        path = os.path.join(self.report_dir, "latest.json")
+        if not os.path.exists(path):
+            return None
+        try:
+            with open(path, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (OSError, ValueError) as exc:
+            self.warnings.append(f"ignoring the previous report {path}: {exc}")
+            return None
+        return data if isinstance(data, dict) else None
+
+    def write(self, report):
+        try:
+            os.makedirs(self.report_dir, mode=0o755, exist_ok=True)
+            files = {kind: atomic_write(self.report_dir, name, render(report)) for kind, name, render in REPORT_FILES}
+            files["generation"] = self._write_generation(files["json"], report)
+            files["pruned"] = self._prune()
+            if self.textfile_dir:
+                files["textfile"] = atomic_write(self.textfile_dir, "torchfleet_drift.prom", reports.to_prometheus(report))
+        except OSError as exc:
+            raise AnsibleActionFail(f"cannot write the reports under {self.report_dir}: {exc}") from None
+        return files
+
+    def _write_generation(self, latest, report):
+        stamp = report["generated_at"].replace("-", "").replace(":", "")
+        name, counter = f"drift-{stamp}.json", 1
+        while os.path.exists(os.path.join(self.report_dir, name)):
+            counter += 1
+            name = f"drift-{stamp}.{counter}.json"
+        with open(latest, encoding="utf-8") as handle:
+            return atomic_write(self.report_dir, name, handle.read())
+
+    def generations(self):
+        """Timestamped JSON copies, oldest first."""
+        found = []
+        for name in os.listdir(self.report_dir):
+            match = _GENERATION.match(name)
+            if match:
+                found.append((match.group(1), int(match.group(2) or 1), name))
+        return [os.path.join(self.report_dir, name) for _s, _c, name in sorted(found)]
+
+    def _prune(self):
+        if self.keep <= 0:
+            return []
+        old = self.generations()[:-self.keep]
+        for path in old:
+            os.unlink(path)
+        return old
+
+    @staticmethod
+    def verdict_changed(previous, report):
+        """True when anything but the timestamps differs from the previous report."""
+        if previous is None:
+            return True
+        return _stable(previous) != json.loads(json.dumps(_stable(report)))
+
+
+class ActionModule(ActionBase):
+    """Build, write and judge the drift report; never contacts a node."""
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+    _supports_async = False
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        _validated, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        facts, failed = self._host_facts(args, task_vars)
+        expected, spec = spec_expectations(self._controller_path(args["spec_file"]),
+                                           self._controller_path(args["lock_file"]), args["lock_platform"])
+        expected.update(plain(args["expected"]))
+        writer = None
+        if args["report_dir"] and (args["write_in_check_mode"] or not self._task.check_mode):
+            writer = ReportWriter(args["report_dir"], keep=args["keep"], textfile_dir=args["textfile_dir"])
+        previous = writer.previous() if writer else None
+        try:
+            report = consistency.build_report(
+                facts, expected=expected, rules=plain(args["rules"]), ignore=plain(args["ignore"]),
+                use_defaults=args["use_defaults"], reference_host=self._reference(args, task_vars, facts),
+                failed=failed, previous=previous if args["compare_previous"] else None, spec=spec)
+        except (consistency.RuleError, envspec_expect.SpecError) as exc:
+            raise AnsibleActionFail(str(exc)) from None
+        lines = reports.to_table(report, max_rows=args["max_rows"])
+        result.update(report=report, lines=lines, verdict=lines[0], msg=lines[0],
+                      consistent=report["consistent"], passed=report["passed"], changed=False, files={})
+        if writer:
+            result["files"] = writer.write(report)
+            result["changed"] = writer.verdict_changed(previous, report)
+            if writer.warnings:
+                result["warnings"] = writer.warnings
+        if args["fail_on_drift"] and not report["passed"]:
+            result.update(failed=True, msg="\n".join(lines))
+        return result
+
+    def _controller_path(self, path):
+        if not path or os.path.isabs(path):
+            return path
+        if os.path.exists(path):
+            return os.path.abspath(path)
+        try:
+            return self._find_needle("files", path)
+        except Exception:  # pylint: disable=broad-except
+            raise AnsibleActionFail(f"cannot find {path} (looked in the current directory and the play's files)") from None
+
+    def _host_facts(self, args, task_vars):
+        if args["facts"] is not None:
+            return {str(h): (plain(f) if isinstance(f, dict) else None) for h, f in args["facts"].items()}, {}
+        hosts = args["hosts"] if args["hosts"] is not None else task_vars.get("ansible_play_hosts_all") or []
+        hostvars = task_vars.get("hostvars") or {}
+        facts, failed = {}, {}
+        for host in hosts:
+            host_vars = hostvars.get(host) if hasattr(hostvars, "get") else None
+            if host_vars is None:
+                raise AnsibleActionFail(f"host {host!r} is not in the inventory")
+            registered = host_vars.get(args["probe_var"])
+            fallback = (host_vars.get("ansible_facts") or {}).get("torch")
+            kind, value = probe_outcome(plain(registered), plain(fallback))
+            facts[str(host)] = value if kind == "facts" else None
+            if kind == "failed":
+                failed[str(host)] = value
+        return facts, failed
+
+    @staticmethod
+    def _reference(args, task_vars, facts):
+        if args["reference_host"]:
+            return args["reference_host"]
+        master = task_vars.get("torch_master")
+        return str(master) if master else next(iter(facts), None)
+
+
