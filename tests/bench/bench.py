@@ -126,24 +126,25 @@ class Bench:
             self.http.wait(timeout=10)
 
     # ---- inventory ---------------------------------------------------------------------------
-    def write_inventory(self):
+    def write_inventory(self, directory):
         """The demo inventory's variables and files, the cluster's hosts, and the loopback installer."""
         demo = os.path.join(ROOT, "inventories", "demo")
-        os.makedirs(self.inventory, exist_ok=True)
+        os.makedirs(directory, exist_ok=True)
         for entry in os.listdir(demo):
             if entry in ("hosts.yml", "installer.yml"):
                 continue
-            link = os.path.join(self.inventory, entry)
+            link = os.path.join(directory, entry)
             if not os.path.lexists(link):
                 os.symlink(os.path.join(demo, entry), link)
-        with open(os.path.join(self.inventory, "installer.yml"), "w", encoding="utf-8") as handle:
+        with open(os.path.join(directory, "installer.yml"), "w", encoding="utf-8") as handle:
             handle.write("---\n# Written by tests/bench/bench.py: the installer comes from a counting loopback server.\n"
                          "all:\n  vars:\n    miniconda_installer_url: %s\n    miniconda_installer_checksum: \"%s\"\n"
                          % (self.installer["url"], self.installer["checksum"]))
 
     # ---- running Ansible and ssh -------------------------------------------------------------
-    def ansible(self, tag, argv, limit=None, extra_env=None, timeout=1800):
+    def ansible(self, tag, argv, limit=None, extra_env=None, timeout=1800, cluster=None):
         """Run ansible/ansible-playbook cold (its own ControlPersist dir); counts and stats."""
+        cluster = cluster or self.cluster
         env = self.base_env()
         ssh_env, ssh_log, control = self.counter.new_run(tag)
         stats_path = os.path.join(self.work, "stats", "%s-%d.json" % (tag, self.counter.runs))
@@ -151,7 +152,7 @@ class Bench:
         env.update(ssh_env)
         env["TORCHFLEET_BENCH_STATS"] = stats_path
         env.update(extra_env or {})
-        argv = list(argv) + ["-i", self.inventory]
+        argv = list(argv) + ["-i", cluster.inventory_dir]
         if limit:
             argv += ["--limit", ",".join(limit)]
         try:
@@ -160,15 +161,15 @@ class Bench:
             self.counter.close_masters(control)
         with open(self.logfile(tag), "w", encoding="utf-8") as handle:
             handle.write("$ %s\n%s\n%s" % (" ".join(argv), result.stdout, result.stderr))
-        result.ssh = self.counter.counts(ssh_log, self.cluster.ip_map())
+        result.ssh = self.counter.counts(ssh_log, cluster.ip_map())
         result.stats = read_json(stats_path)
         return result
 
-    def playbook(self, tag, playbook, limit=None, extra_vars=None, extra_env=None):
+    def playbook(self, tag, playbook, limit=None, extra_vars=None, extra_env=None, cluster=None):
         argv = ["ansible-playbook", playbook]
         for key, value in (extra_vars or {}).items():
             argv += ["-e", "%s=%s" % (key, value)]
-        return self.ansible(tag, argv, limit=limit, extra_env=extra_env)
+        return self.ansible(tag, argv, limit=limit, extra_env=extra_env, cluster=cluster)
 
     def hand_rolled_loop(self, hosts):
         """What an operator writes instead of the audit: xargs -P over ssh, one python line each."""
@@ -190,27 +191,33 @@ def _shell_quote(text):
 
 # ---- phases ------------------------------------------------------------------------------------
 def phase_site(bench):
-    """Fresh site.yml (fan-out at N), converged re-runs, then one fresh node alone (fan-out at 1)."""
+    """Fresh site.yml (fan-out at N), converged re-runs, then a fresh one-node cluster (fan-out at 1)."""
     nodes, runs = bench.args.nodes, max(2, bench.args.runs - 2)
     out = bench.results.setdefault("site", {})
-    first = site_run(bench, "site-first", bench.cluster.names(nodes))
+    first = site_run(bench, "site-first", bench.cluster)
     out["first"] = summarise_run(first, nodes)
     out["fanout"] = {str(nodes): first.downloads}
-    converged = [site_run(bench, "site-converged", bench.cluster.names(nodes)) for _ in range(runs)]
+    converged = [site_run(bench, "site-converged", bench.cluster) for _ in range(runs)]
     out["converged"] = [summarise_run(run, nodes) for run in converged]
-    log("adding one fresh node for the single-node fan-out run")
-    bench.cluster.up(nodes + 1)
-    single = site_run(bench, "site-first-1", [bench.cluster.names()[-1]])
-    out["fanout"]["1"] = single.downloads
-    out["first_single"] = summarise_run(single, 1)
+    single = Cluster(bench.args.name + "1", os.path.join(bench.work, "inventory-1"), bench.cluster.wheelhouse)
+    bench.write_inventory(single.inventory_dir)
+    log("starting the one-node cluster '%s' for the single-node fan-out run" % single.name)
+    single.down()
+    try:
+        single.up(1)
+        one = site_run(bench, "site-first-1", single)
+        out["fanout"]["1"] = one.downloads
+        out["first_single"] = summarise_run(one, 1)
+    finally:
+        single.down()
 
 
-def site_run(bench, tag, hosts):
+def site_run(bench, tag, cluster):
     """One site.yml run with a cold controller cache, so a needed installer is really fetched."""
     cache = os.path.join(bench.work, "cache", "%s-%d" % (tag, bench.serial + 1))
     before = bench.installer_gets()
-    log("%s on %d node(s)" % (tag, len(hosts)))
-    result = bench.playbook(tag, "site.yml", limit=hosts, extra_vars={"miniconda_cache_dir": cache},
+    log("%s on %d node(s)" % (tag, len(cluster.hosts)))
+    result = bench.playbook(tag, "site.yml", cluster=cluster, extra_vars={"miniconda_cache_dir": cache},
                             extra_env={"ANSIBLE_CALLBACKS_ENABLED": "bench_stats,ansible.posix.profile_roles"})
     result.downloads = bench.installer_gets() - before
     if result.rc != 0:
@@ -371,9 +378,11 @@ def prepare(bench):
         shutil.rmtree(os.path.join(bench.work, stale), ignore_errors=True)
     bench.counter = SshCounter(bench.work)
     bench.start_installer_server()
-    bench.write_inventory()
-    if not args.reuse:
-        bench.cluster.down()
+    bench.write_inventory(bench.inventory)
+    if args.reuse and bench.cluster.attach(args.nodes):
+        log("reusing the running cluster '%s'" % args.name)
+        return
+    bench.cluster.down()
     log("starting cluster '%s' with %d node(s)" % (args.name, args.nodes))
     up = bench.cluster.up(args.nodes)
     bench.results["cluster_up_s"] = up.wall

@@ -93,6 +93,15 @@ class Cluster:
         self._read_inventory()
         return result
 
+    def attach(self, count):
+        """Use a running cluster of at least `count` nodes as it is; False when there is none."""
+        if not os.path.exists(self.hosts_file):
+            return False
+        self._read_inventory()
+        running = measure(["podman", "ps", "--filter", "label=org.torchfleet.cluster=" + self.name,
+                           "--format", "{{ .Names }}"]).stdout.split()
+        return len(self.hosts) >= count and len(running) >= count
+
     def down(self):
         return measure([CLUSTER_SH, "down", self.name], timeout=300)
 

@@ -29,7 +29,8 @@ mkdir -p "$out"
 exec 8>"$out/bench.lock"
 flock -n 8 || die "another benchmark is running on this machine (lock $out/bench.lock)"
 
-fakeconda="$root/tests/output/fakeconda"
+# Its own copy: a rebuild of the shared one by a concurrent `make demo` must not change the files mid-run.
+fakeconda="$out/fakeconda"
 echo "bench: building the offline Miniconda stand-in into $fakeconda"
 tests/fakeconda/build.sh "$fakeconda" >"$out/fakeconda-build.log" 2>&1 \
   || { tail -20 "$out/fakeconda-build.log" >&2; die "tests/fakeconda/build.sh failed (log: $out/fakeconda-build.log)"; }
