@@ -199,6 +199,11 @@ def phase_site(bench):
     out["fanout"] = {str(nodes): first.downloads}
     converged = [site_run(bench, "site-converged", bench.cluster) for _ in range(runs)]
     out["converged"] = [summarise_run(run, nodes) for run in converged]
+    cache = {"ANSIBLE_CACHE_PLUGIN": "ansible.builtin.jsonfile",
+             "ANSIBLE_CACHE_PLUGIN_CONNECTION": os.path.join(bench.work, "factcache")}
+    shutil.rmtree(cache["ANSIBLE_CACHE_PLUGIN_CONNECTION"], ignore_errors=True)
+    site_run(bench, "site-fill-factcache", bench.cluster, cache)
+    out["converged_factcache"] = summarise_run(site_run(bench, "site-converged-factcache", bench.cluster, cache), nodes)
     single = Cluster(bench.args.name + "1", os.path.join(bench.work, "inventory-1"), bench.cluster.wheelhouse)
     bench.write_inventory(single.inventory_dir)
     log("starting the one-node cluster '%s' for the single-node fan-out run" % single.name)
@@ -212,13 +217,13 @@ def phase_site(bench):
         single.down()
 
 
-def site_run(bench, tag, cluster):
+def site_run(bench, tag, cluster, extra_env=None):
     """One site.yml run with a cold controller cache, so a needed installer is really fetched."""
     cache = os.path.join(bench.work, "cache", "%s-%d" % (tag, bench.serial + 1))
     before = bench.installer_gets()
     log("%s on %d node(s)" % (tag, len(cluster.hosts)))
     result = bench.playbook(tag, "site.yml", cluster=cluster, extra_vars={"miniconda_cache_dir": cache},
-                            extra_env={"ANSIBLE_CALLBACKS_ENABLED": "bench_stats,ansible.posix.profile_roles"})
+                            extra_env=dict(extra_env or {}, ANSIBLE_CALLBACKS_ENABLED="bench_stats,ansible.posix.profile_roles"))
     result.downloads = bench.installer_gets() - before
     if result.rc != 0:
         bench.note("%s failed (rc %d); its figures are not a converged run:\n%s" % (tag, result.rc, result.tail(15)))

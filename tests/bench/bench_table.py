@@ -136,6 +136,11 @@ def round_trip_rows(results):
         count, detail = _per_node(run.get("ssh"))
         rows.append(("3", "converged site.yml: SSH round trips per node", _join(count, detail), "(fewest)", ""))
         rows.append(("3", "converged site.yml: task results per node", _remote_tasks(run.get("tasks")), "", ""))
+    cached = site.get("converged_factcache")
+    if cached:
+        count, detail = _per_node(cached.get("ssh"))
+        rows.append(("3", "  same, with a jsonfile fact cache (gathering=smart)",
+                     "%s, %s" % (_join(count, detail), seconds(cached["wall"])), "(info)", ""))
     return rows
 
 
