@@ -21,11 +21,9 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-# pylint: disable=wrong-import-position
-import bench_table  # noqa: E402
-from bench_util import HERE, ROOT, Cluster, SshCounter, log, measure, median, read_json  # noqa: E402
+# Run as a script, so its own directory is on sys.path.
+import bench_table
+from bench_util import HERE, ROOT, Cluster, SshCounter, log, measure, median, read_json
 
 PHASES = ("site", "probe", "audit", "engine")
 LOOP_PROBE = ("import platform, sys, torch; print(platform.node(), torch.__version__, torch.version.cuda, "
@@ -104,11 +102,11 @@ class Bench:
         self.http = subprocess.Popen([sys.executable, os.path.join(HERE, "counting_http.py"),
                                       "--root", self.args.fakeconda, "--log", log_path,
                                       "--port-file", port_file, "--max-seconds", "3600"])
-        for _ in range(100):
-            if os.path.exists(port_file) and open(port_file, encoding="utf-8").read().strip():
-                break
+        deadline = time.monotonic() + 10
+        while not _nonempty(port_file) and time.monotonic() < deadline:
             time.sleep(0.05)
-        port = int(open(port_file, encoding="utf-8").read())
+        with open(port_file, encoding="utf-8") as handle:
+            port = int(handle.read())
         self.installer = {"name": name, "checksum": "sha256:" + checksum, "log": log_path,
                           "url": "http://127.0.0.1:%d/%s" % (port, name)}
 
@@ -185,6 +183,14 @@ class Bench:
         return result
 
 
+def _nonempty(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return bool(handle.read().strip())
+    except OSError:
+        return False
+
+
 def _shell_quote(text):
     return "'" + text.replace("'", "'\"'\"'") + "'"
 
@@ -197,7 +203,7 @@ def phase_site(bench):
     first = site_run(bench, "site-first", bench.cluster)
     out["first"] = summarise_run(first, nodes)
     out["fanout"] = {str(nodes): first.downloads}
-    converged = [site_run(bench, "site-converged", bench.cluster) for _ in range(runs)]
+    converged = [site_run(bench, "site-converged", bench.cluster) for run in range(runs)]
     out["converged"] = [summarise_run(run, nodes) for run in converged]
     cache = {"ANSIBLE_CACHE_PLUGIN": "ansible.builtin.jsonfile",
              "ANSIBLE_CACHE_PLUGIN_CONNECTION": os.path.join(bench.work, "factcache")}
@@ -281,7 +287,7 @@ def keep_ansiballz(bench, host):
 
 def probe_argv(python):
     sys.path.insert(0, os.path.join(ROOT, ".ansible", "collections"))
-    from ansible_collections.torchfleet.cluster.plugins.module_utils import torch_probe  # pylint: disable=import-outside-toplevel
+    from ansible_collections.torchfleet.cluster.plugins.module_utils import torch_probe
     return torch_probe.probe_command(python)
 
 
@@ -404,7 +410,7 @@ def run_phases(bench):
         phase_started = time.monotonic()
         try:
             globals()["phase_" + phase](bench)
-        except Exception as exc:  # pylint: disable=broad-except
+        except Exception as exc:
             bench.note("phase %s stopped: %s: %s" % (phase, type(exc).__name__, exc))
         bench.results.setdefault("phase_s", {})[phase] = time.monotonic() - phase_started
     bench.results["total_s"] = time.monotonic() - started

@@ -59,7 +59,10 @@ def probe_rows(results):
         value = ratio(wall, base)
         rows.append(("1", label, "%s = %s" % (seconds(wall), times(value)), "<= 1.30x", verdict(at_most(value, 1.3))))
     ssh = probe.get("over_ssh", {})
-    get = lambda k: (ssh.get(k) or {}).get("wall")  # noqa: E731
+
+    def get(key):
+        return (ssh.get(key) or {}).get("wall")
+
     rows.append(("1", 'over SSH: ssh python -c "import torch"', seconds(get("ssh_import_torch")), "", ""))
     rows.append(("1", "over SSH: ansible -m ping (Ansible's floor)", seconds(get("ansible_ping")), "", ""))
     value = ratio(get("ansible_torch_facts"), get("ssh_import_torch"))
@@ -128,7 +131,7 @@ def round_trip_rows(results):
         count, detail = _per_node(audit.get("ssh"))
         rows.append(("3", "audit.yml: SSH round trips per node", _join(count, detail), "<= 2", verdict(at_most(count, 2))))
         rows.append(("3", "audit.yml: task results per node", _remote_tasks(audit.get("tasks")), "", ""))
-        loop, _ = _per_node(results["audit"][str(size)]["loop"].get("ssh"))
+        loop = _per_node(results["audit"][str(size)]["loop"].get("ssh"))[0]
         rows.append(("3", "hand-rolled loop: SSH round trips per node", _join(loop, ""), "", ""))
     site = results.get("site") or {}
     if site.get("converged"):

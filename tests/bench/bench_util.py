@@ -113,7 +113,7 @@ class Cluster:
         self.hosts = [(name, hosts[name]["ansible_host"]) for name in hosts]
 
     def names(self, count=None):
-        return [name for name, _ in self.hosts[:count]]
+        return [host[0] for host in self.hosts[:count]]
 
     def ip_map(self):
         return {ip: name for name, ip in self.hosts}
@@ -170,7 +170,7 @@ class SshCounter:
             return counts
         with open(log_path, encoding="utf-8", errors="replace") as handle:
             for line in handle:
-                tool, _, rest = line.partition(" ")
+                tool, rest = (line.split(" ", 1) + [""])[:2]
                 if tool not in SSH_TOOLS or " -O " in " %s " % rest:
                     continue
                 host = _host_in(rest.split(), ip_map)

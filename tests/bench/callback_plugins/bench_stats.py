@@ -54,11 +54,11 @@ def _is_local_delegation(result):
 
 def _fields(result):
     """(host name, task, result dict) on ansible-core 2.19+ and on older cores."""
-    host = getattr(result, "host", None) or result._host  # pylint: disable=protected-access
-    task = getattr(result, "task", None) or result._task  # pylint: disable=protected-access
+    host = getattr(result, "host", None) or result._host
+    task = getattr(result, "task", None) or result._task
     data = getattr(result, "result", None)
     if data is None:
-        data = result._result  # pylint: disable=protected-access
+        data = result._result
     return host.get_name(), task, data
 
 
@@ -97,7 +97,7 @@ class CallbackModule(CallbackBase):
 
     def _start_task(self, task):
         self._close_task()
-        role = task._role.get_name() if task._role else "(play)"  # pylint: disable=protected-access
+        role = task._role.get_name() if task._role else "(play)"
         self._current = (role, task.get_name(), time.monotonic())
 
     def v2_playbook_on_task_start(self, task, is_conditional):
