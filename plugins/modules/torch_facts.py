@@ -252,7 +252,7 @@ ansible_facts:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.torchfleet.cluster.plugins.module_utils import torch_probe
+from ansible_collections.torchfleet.cluster.plugins.module_utils import gpu_info, torch_probe
 
 GPU_QUERY_TIMEOUT = 20
 TIMED_OUT_RCS = (124, 137)
@@ -271,7 +271,8 @@ def give_up(module, msg, rc=None, stdout='', stderr='', facts=None):
     """Fail, or with ignore_missing return null facts and warn."""
     if module.params['ignore_missing']:
         module.warn(msg)
-        module.exit_json(changed=False, ansible_facts={'torch': facts or torch_probe.null_facts(module.params['python'])})
+        facts = facts or torch_probe.null_facts(module.params['python'])
+        module.exit_json(changed=False, ansible_facts={'torch': facts})
     module.fail_json(msg=msg, rc=rc, stdout=stdout, stderr=stderr)
 
 
@@ -280,29 +281,33 @@ def run_probe(module, python):
     argv = torch_probe.probe_command(python, module.params['probe_cuda'],
                                      gpu_timeout=min(GPU_QUERY_TIMEOUT, timeout),
                                      timeout_bin=module.get_bin_path('timeout'), timeout=timeout)
+    wrapped = argv[0] != python  # run under coreutils timeout
     try:
-        return (argv,) + module.run_command(argv, expand_user_and_vars=False, handle_exceptions=False)
+        return (wrapped,) + module.run_command(argv, expand_user_and_vars=False, handle_exceptions=False)
     except OSError as exc:
         give_up(module, 'torch_facts could not run the interpreter %s: %s' % (python, exc),
                 rc=127 if exc.errno == 2 else 126, stderr=str(exc))
 
 
-def last_line(text):
+def stderr_gist(text):
+    """First and last line of stderr: a usage error leads, a traceback ends with its exception."""
     lines = [line.strip() for line in (text or '').splitlines() if line.strip()]
-    return lines[-1] if lines else ''
+    if len(lines) > 1:
+        return '%s ... %s' % (lines[0], lines[-1])
+    return lines[0] if lines else 'no stderr'
 
 
-def probe_document(module, python, argv, rc, stdout, stderr):
+def probe_document(module, python, wrapped, rc, stdout, stderr):
     """The probe's JSON document, or give up with a message naming the interpreter."""
     try:
         doc = torch_probe.parse_output(stdout)
     except torch_probe.ProbeError as exc:
-        if rc in TIMED_OUT_RCS and argv[0] != python:
+        if rc in TIMED_OUT_RCS and wrapped:
             why = 'timed out after %ss' % module.params['timeout']
         elif rc in (126, 127):
-            why = 'could not be run (rc %s): %s' % (rc, last_line(stderr))
+            why = 'could not be run (rc %s): %s' % (rc, stderr_gist(stderr))
         else:
-            why = 'failed (rc %s, %s): %s' % (rc, exc, last_line(stderr) or 'no stderr')
+            why = 'failed (rc %s, %s): %s' % (rc, exc, stderr_gist(stderr))
         give_up(module, 'torch_facts probe with interpreter %s %s' % (python, why),
                 rc=rc, stdout=stdout, stderr=stderr)
     if doc.get('fatal'):
@@ -316,12 +321,14 @@ def partial_facts(python, doc):
     facts = torch_probe.null_facts(python)
     facts['python'] = doc.get('python')
     facts['env'] = torch_probe.env_facts(python, doc)
-    gpu = torch_probe.gpu_info.summarise(doc.get('gpu') or {})
+    gpu = gpu_info.summarise(doc.get('gpu') or {})
     facts.update(driver=gpu['driver'], gpus=gpu['gpus'], gpu_count=len(gpu['gpus']))
     return facts
 
 
-def warn_probe_errors(module, doc):
+def warn_probe_errors(module, doc, rc):
+    if rc != 0:
+        module.warn('torch_facts probe exited with rc %s after printing its result' % rc)
     errors = dict((doc.get('torch') or {}).get('errors') or {})
     if not (doc.get('torch') or {}).get('cuda'):
         errors.pop('nccl', None)  # CPU builds have no NCCL: not worth a warning
@@ -348,12 +355,12 @@ def main():
     if python is None:
         give_up(module, 'torch_facts: the interpreter %s does not exist or is not executable' % given,
                 rc=127, stderr='')
-    argv, rc, stdout, stderr = run_probe(module, python)
-    doc = probe_document(module, given, argv, rc, stdout, stderr)
+    wrapped, rc, stdout, stderr = run_probe(module, python)
+    doc = probe_document(module, given, wrapped, rc, stdout, stderr)
     if doc.get('torch') is None:
         give_up(module, 'torch_facts: torch cannot be imported by %s: %s' % (given, doc.get('torch_error')),
                 rc=rc, stdout='', stderr=stderr, facts=partial_facts(python, doc))
-    warn_probe_errors(module, doc)
+    warn_probe_errors(module, doc, rc)
     module.exit_json(changed=False, ansible_facts={'torch': torch_probe.build_facts(python, doc)})
 
 

@@ -303,4 +303,3 @@ def test_main_reports_its_own_crash_as_json(tmp_path):
     assert rc == 0
     assert doc['fatal'].startswith(('JSONDecodeError', 'ValueError'))
     assert 'Traceback' in doc['traceback']
-
