@@ -27,14 +27,16 @@ PCI bus ids) and ``DEFAULT_RULES`` makes the NVIDIA driver a minimum
 (``{min: majority}``): a newer driver is tolerated, an older one is drift.
 
 Linear in hosts x fields: identical sub-trees (the whole fact set, ``env``,
-``env.packages``) are recognised with one C-level comparison or hash per host and
+``env.packages``) are recognised with one C-level encoding and lookup per host and
 flattened once per distinct value; only deviant hosts are ever listed one by one.
+Values are compared exactly: ``false``, ``0`` and ``0.0`` are different values.
 """
 
 from __future__ import annotations
 
 import datetime
 import fnmatch
+import marshal
 import operator
 import re
 
@@ -53,7 +55,6 @@ SOURCE_MAJORITY = "majority"
 DEFAULT_IGNORE = ("gpus.*.uuid", "gpus.*.serial", "gpus.*.pci_bus_id")
 DEFAULT_RULES = {"driver": {"min": "majority"}}
 
-_LINEAR_LIMIT = 8
 _HASH_LIMIT = 64
 _DIGITS = re.compile(r"(\d+)")
 
@@ -138,64 +139,47 @@ def _children(value):
 class _PathState:
     """Distinct values seen at one container path, and the columns of its children.
 
-    ``open``: new distinct values are remembered; ``closed``: the limit is reached
-    but a few values are popular, so they are still looked up; ``dead``: nearly
-    every value was unique (GPU UUIDs), so the path is always descended into.
+    A container's identity is its ``marshal`` encoding: C speed, and exact (``False``,
+    ``0`` and ``0.0`` differ, unlike ``==``). ``open``: new distinct values are
+    remembered; ``closed``: the limit is reached but some values are popular, so they
+    are still looked up; ``dead``: nearly every value was unique (per-node GPU UUIDs),
+    so the path is always descended into.
     """
 
-    __slots__ = ("path", "prefix", "last", "hashed", "linear", "mode", "child_columns", "child_states", "rows")
+    __slots__ = ("path", "prefix", "table", "mode", "child_columns", "child_states", "rows")
 
     def __init__(self, path):
         self.path = path
         self.prefix = path + "." if path else ""
-        self.last = None
-        self.hashed = {}
-        self.linear = []
+        self.table = {}
         self.mode = "open"
         self.child_columns = {}
         self.child_states = {}
         self.rows = None
 
     def reps(self):
-        return list(self.hashed.values()) + self.linear
+        return self.table.values()
 
     def find(self, value, ignored):
+        key = None
         if isinstance(value, list) and isinstance(value[0], dict):
             key = self._rows_key(value, ignored)
-            if key is not None:
-                rep = self.hashed.get(key)
-                if rep is None and len(self.hashed) < _HASH_LIMIT:
-                    rep = self.hashed[key] = [value, []]
-                return rep
-        try:
-            key = frozenset(value.items()) if isinstance(value, dict) else tuple(value)
-            hash(key)
-        except TypeError:
-            return self._find_linear(value)
-        rep = self.hashed.get(key)
+        if key is None:
+            try:
+                key = marshal.dumps(value)
+            except ValueError:  # not plain data (a subclass): compare field by field
+                return None
+        rep = self.table.get(key)
         if rep is None and self.mode == "open":
-            if len(self.hashed) < _HASH_LIMIT:
-                rep = self.hashed[key] = [value, []]
+            if len(self.table) < _HASH_LIMIT:
+                rep = self.table[key] = [value, []]
             else:
                 self._close()
         return rep
 
-    def _find_linear(self, value):
-        for rep in self.linear:
-            if rep[0] == value:
-                return rep
-        if self.mode != "open":
-            return None
-        if len(self.linear) < _LINEAR_LIMIT:
-            rep = [value, []]
-            self.linear.append(rep)
-            return rep
-        self._close()
-        return None
-
     def _rows_key(self, records, ignored):
-        """A list of records with one key set (the GPU list): the key is the tuple of
-        each record's compared values, so per-device UUIDs do not make every host
+        """A list of records with one key set (the GPU list): the key encodes each
+        record's compared values only, so per-device UUIDs do not make every node
         unique. None when the list does not have that shape."""
         layout = self.rows
         if layout is None or layout[0] != len(records):
@@ -207,16 +191,12 @@ class _PathState:
             rows = list(map(getter, records))
             if max(map(len, records)) != width or min(map(len, records)) != width:
                 return None
-            key = ("\0rows",) + tuple(row[:kept] for row in rows)
-            hash(key)
-        except (KeyError, TypeError):
+            return b"rows" + marshal.dumps(tuple(row[:kept] for row in rows))
+        except (KeyError, TypeError, ValueError):
             return None
-        return key
 
     def _layout(self, records, ignored):
         keys = list(records[0])
-        if len(keys) < 2:
-            return False
         drop = [k for k in keys if ignored(f"{self.prefix}0.{k}")]
         for index in range(1, len(records)):
             if [k for k in keys if ignored(f"{self.prefix}{index}.{k}")] != drop:
@@ -227,18 +207,16 @@ class _PathState:
         return (len(records), len(keys), len(kept), operator.itemgetter(*(kept + drop)))
 
     def _close(self):
-        reps = self.reps()
-        hits = sum(len(r[1]) for r in reps)
-        self.mode = "dead" if hits < 2 * len(reps) else "closed"
-        self.linear.sort(key=lambda r: -len(r[1]))
+        hits = sum(len(r[1]) for r in self.table.values())
+        self.mode = "dead" if hits < 2 * len(self.table) else "closed"
 
 
 class _Collector:
     """Column store: ``columns[field][key] = [value, direct_hosts, shared_host_lists]``.
 
-    Hot path: a host whose sub-tree equals the last one seen at that path costs one
-    C-level comparison; otherwise children are bucketed through per-path column
-    caches, so no field name is built twice.
+    Hot path: a host whose sub-tree was seen before at that path costs one C-level
+    encoding and a dict lookup; otherwise its children are bucketed through per-path
+    column caches, so no field name is built twice.
     """
 
     def __init__(self, ignored):
@@ -263,12 +241,9 @@ class _Collector:
 
     def _add_container(self, state, value, idx):
         if state.mode != "dead":
-            rep = state.last
-            if rep is None or rep[0] != value:
-                rep = state.find(value, self.ignored)
+            rep = state.find(value, self.ignored)
             if rep is not None:
                 rep[1].append(idx)
-                state.last = rep
                 return
         self._descend(state, value, idx)
 

@@ -28,7 +28,7 @@ from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
 
 PACKAGE_PREFIX = "env.packages."
 
-_PRE_RELEASE = frozenset(("dev", "a", "alpha", "b", "beta", "c", "rc", "pre", "preview"))
+_PRE_RELEASE = {"dev": 0, "a": 1, "alpha": 1, "b": 2, "beta": 2, "c": 3, "rc": 3, "pre": 3, "preview": 3}
 _SEGMENT = re.compile(r"\d+|[a-z]+")
 _CLAUSE = re.compile(r"^(===|==|!=|~=|>=|<=|>|<|=)?\s*(\S+)$")
 _END = (0,)
@@ -58,18 +58,27 @@ def _parts(version):
         if seg.isdigit():
             parts.append((1, int(seg)))
         elif seg in _PRE_RELEASE:
-            parts.append((-1, seg))
+            parts.append((-1, _PRE_RELEASE[seg]))
         else:
             parts.append((2, seg))
     return epoch, parts
 
 
 def version_key(version):
-    """A sort key: ``2.0rc1 < 2.0 == 2.0.0 < 2.0.post1 < 2.0.1``."""
+    """A sort key: ``2.0.dev1 < 2.0a1 < 2.0rc1 < 2.0 == 2.0.0 < 2.0.post1 < 2.0.1``.
+
+    The leading numeric run is the release (trailing zeros dropped, so 2.0 == 2.0.0);
+    what follows ranks pre-release tags below the end of the version and any other
+    text (post, build words) above it.
+    """
     epoch, parts = _parts(version)
-    while parts and parts[-1] == _ZERO:
-        parts.pop()
-    return (epoch, tuple(parts) + (_END,))
+    split = 0
+    while split < len(parts) and parts[split][0] == 1:
+        split += 1
+    release = [n for _rank, n in parts[:split]]
+    while release and release[-1] == 0:
+        release.pop()
+    return (epoch, tuple(release), tuple(parts[split:]) + (_END,))
 
 
 def _has_prefix(version, prefix_parts):

@@ -1,0 +1,211 @@
+# Copyright: (c) 2026, torchfleet developers
+# Apache License 2.0 (see galaxy.yml)
+"""Renderers: JSON shape, Markdown table, JUnit XML (parsed with xml.etree), Prometheus text (parsed here)."""
+
+from __future__ import annotations
+
+import json
+import re
+from xml.etree import ElementTree
+
+import pytest
+
+from ansible_collections.torchfleet.cluster.plugins.plugin_utils import reports
+from ansible_collections.torchfleet.cluster.plugins.plugin_utils.consistency import build_report
+from ansible_collections.torchfleet.cluster.tests.unit.plugins.plugin_utils.fleet import SPEC_SHA, UNREACHABLE, fleet
+
+SPEC = {"env.name": "train", "env.spec_sha256": SPEC_SHA, "env.packages.numpy": "==2.4.6"}
+STAMP = "2026-03-04T05:06:07Z"
+
+
+def make(count=3, changes=(), failed=None, **kwargs):
+    facts = fleet(count, changes)
+    for host in failed or {}:
+        facts[host] = None
+    return build_report(facts, expected=SPEC, failed=failed, generated_at=STAMP, **kwargs)
+
+
+DRIFTED = [(2, "env.packages.numpy", "2.4.5"), (1, "python", "3.11.9"), (3, None, UNREACHABLE)]
+
+
+# --- JSON --------------------------------------------------------------------------------------
+
+def test_json_contract_shape():
+    data = json.loads(reports.to_json(make(5, DRIFTED, failed={"node4": "no torch"})))
+    for key, kind in (("consistent", bool), ("hosts", list), ("unreachable", list), ("drift", list),
+                      ("summary", dict), ("generated_at", str), ("per_host", dict)):
+        assert isinstance(data[key], kind), key
+    assert data["hosts"] == ["node0", "node1", "node2", "node3", "node4"]
+    assert data["unreachable"] == ["node3"]
+    assert data["failed"] == {"node4": "no torch"}
+    assert data["drift"][0] == {"field": "env.packages.numpy", "expected": "2.4.6", "source": "spec",
+                                "rule": "constraint", "tie": False, "hosts": {"node2": "2.4.5"}}
+    assert {d["source"] for d in data["drift"]} <= {"majority", "spec"}
+    assert data["generated_at"] == STAMP
+
+
+def test_json_is_deterministic():
+    assert reports.to_json(make(4, DRIFTED)) == reports.to_json(make(4, DRIFTED))
+
+
+# --- console table and Markdown --------------------------------------------------------------------
+
+@pytest.mark.parametrize("changes,verdict", [
+    ([], "torchfleet drift audit: CONSISTENT (3/3 hosts compared)"),
+    ([(1, None, UNREACHABLE)], "torchfleet drift audit: INCOMPLETE (2/3 hosts compared; unreachable: node1)"),
+    ([(1, "python", "3.12.0")], "torchfleet drift audit: DRIFT (3/3 hosts compared; 1 field(s) differ on 1 host(s))"),
+])
+def test_verdict(changes, verdict):
+    assert reports.verdict(make(3, changes)) == verdict
+
+
+def test_table_lines():
+    lines = reports.to_table(make(4, DRIFTED))
+    assert lines[1].split() == ["FIELD", "HOST", "VALUE", "EXPECTED", "SOURCE"]
+    assert lines[2].split() == ["env.packages.numpy", "node2", "2.4.5", "2.4.6", "spec"]
+    assert lines[3].split() == ["python", "node1", "3.11.9", "3.11.14", "majority"]
+
+
+def test_table_groups_uniform_drift_and_cuts_rows():
+    report = make(50, [(i, "env.packages.numpy", "2.4.5") for i in range(50)] + [(i, f"env.packages.x{i}", "1") for i in range(40)])
+    lines = reports.to_table(report, max_rows=10)
+    assert lines[2].split()[:4] == ["env.packages.numpy", "all", "50", "hosts"]
+    assert lines[-1] == "... 31 more row(s) in the JSON report"
+
+
+def parse_markdown_table(text, header):
+    lines = text.splitlines()
+    start = lines.index(header)
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        rows.append([c.replace("\\|", "|").strip("`") for c in cells])
+    return rows
+
+
+def test_markdown_drift_table():
+    text = reports.to_markdown(make(5, DRIFTED, failed={"node4": "torch | missing"}))
+    assert text.startswith("## torchfleet drift audit: DRIFT")
+    rows = parse_markdown_table(text, "| Field | Host | Value | Expected | Source |")
+    assert rows == [["env.packages.numpy", "node2", "2.4.5", "2.4.6", "spec"],
+                    ["python", "node1", "3.11.9", "3.11.14", "majority"]]
+    assert "### Unreachable" in text and "`node3`" in text
+    assert parse_markdown_table(text, "| Host | Message |") == [["node4", "torch | missing"]]
+
+
+def test_markdown_clean_and_changes():
+    previous = make(3)
+    report = make(3, [(0, "env.packages.numpy", "2.4.5")], previous=previous)
+    text = reports.to_markdown(report)
+    assert parse_markdown_table(text, "| Field | Hosts | Before | After |") == [["env.packages.numpy", "node0", "2.4.6", "2.4.5"]]
+    assert "No drift" in reports.to_markdown(make(3, previous=previous))
+    assert "Nothing changed." in reports.to_markdown(make(3, previous=previous))
+
+
+def test_markdown_tolerated():
+    facts = fleet(3, [(2, "driver", "580.65.06")], gpus=1)
+    text = reports.to_markdown(build_report(facts, generated_at=STAMP))
+    assert parse_markdown_table(text, "| Field | Host | Value |") == [["driver", "node2", "580.65.06"]]
+
+
+# --- JUnit -----------------------------------------------------------------------------------------
+
+def test_junit_structure():
+    root = ElementTree.fromstring(reports.to_junit(make(5, DRIFTED, failed={"node4": "no torch"})))
+    assert root.tag == "testsuites"
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    assert list(suites) == ["node0", "node1", "node2", "node3", "node4"]
+    groups = ["facts", "torch", "python", "gpu", "distributed", "environment", "packages"]
+    for suite in suites.values():
+        assert [c.get("name") for c in suite.findall("testcase")] == groups
+        assert int(suite.get("tests")) == len(groups)
+    failure = suites["node2"].find("testcase[@name='packages']/failure")
+    assert failure.get("message") == "env.packages.numpy: 2.4.5 (expected 2.4.6, spec)"
+    assert suites["node1"].find("testcase[@name='python']/failure").get("message") == "python: 3.11.9 (expected 3.11.14, majority)"
+    assert suites["node0"].find(".//failure") is None
+    assert suites["node3"].find("testcase[@name='facts']/failure").get("type") == "unreachable"
+    assert len(suites["node3"].findall(".//skipped")) == len(groups) - 1
+    assert suites["node4"].find("testcase[@name='facts']/error").get("message") == "probe failed: no torch"
+    totals = {k: int(root.get(k)) for k in ("tests", "failures", "errors", "skipped")}
+    assert totals == {"tests": 35, "failures": 3, "errors": 1, "skipped": 12}
+
+
+def test_junit_groups_several_fields():
+    root = ElementTree.fromstring(reports.to_junit(make(3, [(1, "env.packages.numpy", "1"), (1, "env.packages.sympy", "2")])))
+    failure = root.find("testsuite[@name='node1']/testcase[@name='packages']/failure")
+    assert failure.text.splitlines() == ["env.packages.numpy: 1 (expected 2.4.6, spec)",
+                                         "env.packages.sympy: 2 (expected 1.13.3, majority)"]
+
+
+@pytest.mark.parametrize("field,group", [
+    ("version", "torch"), ("nccl", "torch"), ("python", "python"), ("gpus.3.name", "gpu"), ("driver", "gpu"),
+    ("distributed.nccl", "distributed"), ("env.spec_sha256", "environment"), ("env.stamp.name", "environment"),
+    ("env.packages.numpy", "packages"), ("custom.x", "custom"),
+])
+def test_field_group(field, group):
+    assert reports.field_group(field) == group
+
+
+# --- Prometheus text format -------------------------------------------------------------------------
+
+_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*)\})? (\S+)$')
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\.)*)"')
+
+
+def parse_prometheus(text):
+    """A small parser of the text exposition format: checks HELP/TYPE precede each family's samples."""
+    assert text.endswith("\n")
+    helped, typed, samples = set(), {}, []
+    for line in text.splitlines():
+        if line.startswith("# HELP "):
+            name = line.split()[2]
+            assert name not in helped, f"second HELP for {name}"
+            helped.add(name)
+        elif line.startswith("# TYPE "):
+            _h, _t, name, kind = line.split()
+            assert kind in ("gauge", "counter", "untyped", "summary", "histogram")
+            typed[name] = kind
+        else:
+            match = _SAMPLE.match(line)
+            assert match, f"bad sample line {line!r}"
+            name, labels, value = match.groups()
+            assert name in helped and name in typed, f"{name} has no HELP/TYPE before its samples"
+            float(value)
+            samples.append((name, dict(_LABEL.findall(labels or "")), float(value)))
+    return typed, samples
+
+
+def test_prometheus_textfile():
+    typed, samples = parse_prometheus(reports.to_prometheus(make(5, DRIFTED, failed={"node4": "x"})))
+    assert all(kind == "gauge" for kind in typed.values())
+    values = {(n, tuple(sorted(l.items()))): v for n, l, v in samples}
+    assert values[("torchfleet_drift_consistent", ())] == 0
+    assert values[("torchfleet_drift_last_audit_timestamp_seconds", ())] == 1772600767
+    assert values[("torchfleet_drift_fields", (("host", "node2"),))] == 1
+    assert values[("torchfleet_drift_fields", (("host", "node0"),))] == 0
+    assert ("torchfleet_drift_fields", (("host", "node3"),)) not in values
+    assert values[("torchfleet_drift_unreachable", (("host", "node3"),))] == 1
+    assert values[("torchfleet_drift_unreachable", (("host", "node0"),))] == 0
+    assert values[("torchfleet_drift_probe_failed", (("host", "node4"),))] == 1
+    assert values[("torchfleet_drift_hosts", (("status", "drift"),))] == 2
+    assert values[("torchfleet_drift_drifted_fields", ())] == 2
+
+
+def test_prometheus_consistent_and_escaping():
+    facts = {'we"ird\\host': fleet(1)["node0"], "b": fleet(1)["node0"]}
+    text = reports.to_prometheus(build_report(facts, generated_at=STAMP))
+    _typed, samples = parse_prometheus(text)
+    assert ("torchfleet_drift_consistent", {}, 1.0) in samples
+    assert 'torchfleet_drift_fields{host="we\\"ird\\\\host"} 0' in text.splitlines()
+
+
+def test_parser_rejects_samples_without_help():
+    with pytest.raises(AssertionError):
+        parse_prometheus("torchfleet_drift_consistent 1\n")
+
+
+@pytest.mark.parametrize("value,text", [(None, "null"), (True, "true"), (8, "8"), ("2.4.6", "2.4.6"), ({"a": 1}, '{"a": 1}')])
+def test_text_value(value, text):
+    assert reports.text_value(value) == text
