@@ -24,7 +24,7 @@ description:
     else from the C(conda-meta) record of the conda package (which also works when a broken
     C(.condarc) keeps conda from starting).
 author:
-  - torchfleet developers
+  - torchfleet developers (@torchfleet)
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
