@@ -6,11 +6,8 @@ base environment's conda-meta. Re-running it (-u) keeps envs/, .condarc and hist
 """
 
 import argparse
-import glob
 import json
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -31,26 +28,9 @@ if __name__ == "__main__":
 """
 
 
-def seed_wheels(base_python):
-    """pip and setuptools wheels the node's ensurepip would use."""
-    code = "import ensurepip, os; print(os.path.join(os.path.dirname(ensurepip.__file__), '_bundled'))"
-    bundled = subprocess.run([base_python, "-c", code], capture_output=True, text=True, check=False).stdout.strip()
-    found = {}
-    for directory in ("/usr/share/python-wheels", bundled):
-        for wheel in sorted(glob.glob(os.path.join(directory, "*.whl"))):
-            name = os.path.basename(wheel).split("-")[0].lower()
-            if name in envbuild.SEED_PACKAGES:
-                found.setdefault(name, wheel)
-    return list(found.values())
-
-
-def install_payload_wheels(prefix, payload):
-    """PyYAML (conda reads YAML) from the installer's own payload, offline."""
-    wheels = sorted(str(p) for p in Path(payload, "wheels").glob("*.whl"))
-    cmd = [str(Path(prefix, "bin", "python")), "-m", "pip", "install", "--no-index", "--no-deps", "--force-reinstall", *wheels]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=envbuild.hermetic_env(), check=False)
-    if proc.returncode:
-        sys.exit(f"ERROR: installing the base packages failed:\n{proc.stdout}{proc.stderr}")
+def seed_wheels(payload):
+    """pip and setuptools wheels (copied into the payload from the node's ensurepip bundle)."""
+    return [str(w) for w in sorted(Path(payload, "wheels").glob("*.whl")) if w.name.split("-")[0].lower() in envbuild.SEED_PACKAGES]
 
 
 def write_scripts(prefix):
@@ -81,7 +61,7 @@ def write_settings(prefix, args):
     seed = directory / "seed"
     shutil.rmtree(seed, ignore_errors=True)
     seed.mkdir(parents=True)
-    for wheel in seed_wheels(args.base_python):
+    for wheel in seed_wheels(args.payload):
         shutil.copy2(wheel, seed)
     settings = {
         "base_python": args.base_python,
@@ -115,7 +95,6 @@ def main(argv=None):
     parser.add_argument("--installer", required=True)
     args = parser.parse_args(argv)
     prefix = Path(args.prefix)
-    install_payload_wheels(prefix, args.payload)
     write_scripts(prefix)
     write_profile(prefix, args.payload)
     write_settings(prefix, args)

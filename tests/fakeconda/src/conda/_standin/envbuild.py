@@ -8,8 +8,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pip._vendor.packaging.requirements import InvalidRequirement, Requirement  # pylint: disable=import-error
-
 from conda._standin import records, settings
 from conda._standin.errors import CondaEnvException, CondaError, CondaHTTPError, UnsatisfiableError
 from conda._standin.wheelhouse import BUILTIN, CONDA_TO_WHEEL, Wheelhouse, conda_name, normalize
@@ -63,7 +61,7 @@ def pip_install(prefix, requirements, no_deps=False):
         return 0, "", ""
     cmd = [
         str(settings.ROOT_PREFIX / "bin" / "python"), "-m", "pip", "--python", str(Path(prefix) / "bin" / "python"),
-        "install", "--no-index", "--find-links", str(settings.wheelhouse()), "--find-links", str(seed_dir()),
+        "install", "--no-compile", "--no-index", "--find-links", str(settings.wheelhouse()), "--find-links", str(seed_dir()),
     ]
     if no_deps:
         cmd.append("--no-deps")
@@ -104,6 +102,8 @@ def resolve(specs, wheelhouse):
 
 def dependency_closure(dists, roots):
     """Names reachable from roots through Requires-Dist (markers evaluated, extras off)."""
+    from pip._vendor.packaging.requirements import InvalidRequirement, Requirement  # pylint: disable=import-outside-toplevel,import-error
+
     seen, todo = set(), [normalize(r) for r in roots]
     while todo:
         name = todo.pop()
@@ -144,7 +144,8 @@ def install_conda_part(prefix, pins, requested, base_url, new):
     wheelhouse = Wheelhouse(settings.wheelhouse())
     if new:
         create_venv(prefix)
-    seeds = [f"{name}=={version}" for name, version in seed_versions().items()] if new else []
+    # Seeds unpinned: pip takes the newest it has, as a solver would when a package needs it.
+    seeds = list(seed_versions()) if new else []
     rc, _, err = pip_install(prefix, seeds + [f"{name}=={version}" for name, version in sorted(pins.items())])
     if rc:
         if new:

@@ -24,6 +24,7 @@ class CondaError(Exception):
     """conda.CondaError: message template interpolated with kwargs."""
 
     return_code = 1
+    module = "conda.exceptions"
 
     def __init__(self, message, caused_by=None, **kwargs):
         self.message = message or ""
@@ -44,7 +45,7 @@ class CondaError(Exception):
         """The JSON object real conda prints for this error under --json."""
         result = {k: v for k, v in vars(self).items() if not k.startswith("_")}
         result.update(
-            exception_type=f"<class 'conda.exceptions.{self.__class__.__name__}'>",
+            exception_type=f"<class '{self.module}.{self.__class__.__name__}'>",
             exception_name=self.__class__.__name__,
             message=str(self),
             error=repr(self),
@@ -155,11 +156,11 @@ class PackagesNotFoundError(CondaError):
                 To search for alternate channels that may provide the conda package you're
                 looking for, navigate to
 
-                    %(search_site)s
+                    SEARCH_SITE
 
                 and use the search bar at the top of the page.
                 """
-            )
+            ).replace("SEARCH_SITE", SEARCH_SITE)
         else:
             message = dals(
                 """
@@ -174,7 +175,6 @@ class PackagesNotFoundError(CondaError):
             packages_formatted=dashlist(packages),
             channel_urls=list(channel_urls),
             channels_formatted=dashlist(channel_urls) if channel_urls else "",
-            search_site=SEARCH_SITE,
         )
 
 
@@ -207,6 +207,8 @@ class UnsatisfiableError(CondaError):
 class MultipleKeysError(CondaError):
     """One config file declares a parameter under two of its aliased names."""
 
+    module = "conda.common.configuration"
+
     def __init__(self, source, keys, preferred_key):
         self.parameter_name = preferred_key
         self.parameter_value = None
@@ -218,6 +220,13 @@ class MultipleKeysError(CondaError):
 
 class ParseError(CondaError):
     """A YAML file (condarc) could not be parsed."""
+
+
+class ValidationError(CondaError):
+    """conda.auxlib.exceptions.ValidationError: not a CondaError in real conda, so it is
+    reported as an unexpected error (an error report), still with exit code 1."""
+
+    module = "conda.auxlib.exceptions"
 
 
 class CondaSystemExit(CondaError):

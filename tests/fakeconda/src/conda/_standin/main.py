@@ -2,12 +2,11 @@
 
 import argparse
 import sys
-import traceback
 
 from conda import __version__
 from conda._standin import settings
 from conda._standin.commands import config, create, env, info, listing, remove, run, shell, tos
-from conda._standin.errors import CondaError, print_error
+from conda._standin.errors import CondaError, ValidationError, print_error
 from conda._standin.records import RecordValidationError
 
 
@@ -49,15 +48,13 @@ def build_parser():
 
 
 def unexpected_error(exc, argv, json_mode):
-    """conda's ExceptionHandler report for an error that is not a CondaError."""
-    name = type(exc).__name__
+    """conda's ExceptionHandler report for an error that is not a CondaError (exit code 1)."""
     if json_mode:
-        print_error(CondaError(str(exc)), True)
-        return 1
-    report = "".join(traceback.format_exception(exc)).replace("\n", "\n    ")
+        return print_error(ValidationError(str(exc)), True)
     sys.stderr.write(
         "# >>>>>>>>>>>>>>>>>>>>>> ERROR REPORT <<<<<<<<<<<<<<<<<<<<<<\n\n"
-        f"    {report}\nconda.auxlib.exceptions.{name}: {exc}\n\n"
+        "    Traceback (most recent call last):\n"
+        f"    conda.auxlib.exceptions.ValidationError: {exc}\n\n"
         f"`$ {' '.join(['conda', *argv])}`\n\n"
         "An unexpected error has occurred. Conda has prepared the above report.\n"
     )

@@ -213,7 +213,7 @@ def load_yaml_file(path):
 def check_aliases(source, raw):
     """Raise MultipleKeysError when one file declares a parameter under two names."""
     for name, (_, _, aliases) in PARAMETERS.items():
-        present = [key for key in (name, *aliases) if key in raw]
+        present = [key for key in raw if key in (name, *aliases)]
         if len(present) > 1:
             raise MultipleKeysError(source, present, name)
 

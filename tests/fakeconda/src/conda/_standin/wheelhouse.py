@@ -3,14 +3,12 @@
 A conda package name maps to the wheel of the same name (``pytorch`` to ``torch``); a
 conda version spec (``=2.4.6``, ``==2.4.6``, ``>=2,<3``, ``2.4.*``) selects the newest
 wheel version that matches. Version logic comes from the packaging library that pip
-vendors, so the base environment needs nothing beyond pip.
+vendors (imported on first use: commands that never match versions stay fast), so the
+base environment needs nothing beyond pip.
 """
 
 import re
 from pathlib import Path
-
-from pip._vendor.packaging.specifiers import InvalidSpecifier, SpecifierSet  # pylint: disable=import-error
-from pip._vendor.packaging.version import InvalidVersion, Version  # pylint: disable=import-error
 
 from conda._standin.errors import CondaValueError
 
@@ -61,6 +59,8 @@ class Wheelhouse:
 
     def versions(self, wheel_name):
         """Installable versions of a wheel, newest first."""
+        from pip._vendor.packaging.version import Version  # pylint: disable=import-outside-toplevel,import-error
+
         found = self.wheels.get(normalize(wheel_name), {})
         return sorted(found, key=Version, reverse=True)
 
@@ -78,6 +78,8 @@ class Wheelhouse:
 
 def _conda_to_pep440(rest):
     """Translate the version part of a conda MatchSpec into a PEP 440 specifier set."""
+    from pip._vendor.packaging.specifiers import SpecifierSet  # pylint: disable=import-outside-toplevel,import-error
+
     rest = rest.strip()
     if not rest:
         return SpecifierSet("")
@@ -104,12 +106,14 @@ class CondaSpec:
         self.name = match.group("name").lower()
         try:
             self.specifier = _conda_to_pep440(match.group("rest"))
-        except (InvalidSpecifier, ValueError) as exc:
+        except ValueError as exc:  # packaging's InvalidSpecifier is a ValueError
             raise CondaValueError(f"Invalid spec: {self.text}") from exc
         self.wheel_name = CONDA_TO_WHEEL.get(self.name, self.name)
 
     def matches(self, version):
         """True when a version string satisfies this spec (local labels such as +cpu ignored)."""
+        from pip._vendor.packaging.version import InvalidVersion, Version  # pylint: disable=import-outside-toplevel,import-error
+
         try:
             return self.specifier.contains(Version(version), prereleases=True)
         except InvalidVersion:

@@ -1,5 +1,6 @@
 """What `conda env create`, `conda env update` and `conda create` share: solve, link, report."""
 
+import functools
 import json
 import shutil
 import sys
@@ -87,7 +88,7 @@ def _report(prefix, context, args, added, removed, pip_result):
     if not added and not removed and pip_result is None:
         json_success(message="All requested packages already installed.")
         return 0
-    base_name = lambda url: channel_name(url, context)  # noqa: E731  pylint: disable=unnecessary-lambda-assignment
+    base_name = functools.partial(channel_name, context=context)
     actions = {
         "FETCH": [],
         "LINK": [records.dist_fields(r, base_name) for r in added],

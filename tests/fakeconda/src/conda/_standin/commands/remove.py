@@ -1,5 +1,6 @@
 """`conda remove --all` (and `conda env remove`, its alias)."""
 
+import functools
 import os
 from pathlib import Path
 
@@ -44,6 +45,7 @@ def execute(args, context):
     remove_prefix(prefix)
     prefixes.unregister(prefix)
     if args.json:
-        base_name = lambda url: channel_name(url, context)  # noqa: E731  pylint: disable=unnecessary-lambda-assignment
-        json_success(prefix=str(prefix), actions={"FETCH": [], "LINK": [], "PREFIX": str(prefix), "UNLINK": [records.dist_fields(r, base_name) for r in unlinked]})
+        base_name = functools.partial(channel_name, context=context)
+        unlink = [records.dist_fields(r, base_name) for r in unlinked]
+        json_success(prefix=str(prefix), actions={"FETCH": [], "LINK": [], "PREFIX": str(prefix), "UNLINK": unlink})
     return 0

@@ -1,0 +1,414 @@
+"""Behaviour of the offline Miniconda stand-in, against a real build installed into a tmp dir.
+
+Run: .venv/bin/pytest tests/fakeconda (builds tests/output/fakeconda once, then reuses it;
+FAKECONDA_BUILD_DIR overrides that location). Every expectation below is what conda
+25.11.1 / the Miniconda3-py311_25.11.1-1 installer does; see README.md for the sources.
+"""
+
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+INSTALLER = "Miniconda3-py311_25.11.1-1-Linux-x86_64.sh"
+CONDA_VERSION = "25.11.1"
+LIST_FIELDS = {"base_url", "build_number", "build_string", "channel", "dist_name", "name", "platform", "version"}
+ERROR_FIELDS = {"caused_by", "error", "exception_name", "exception_type", "message"}
+
+
+@pytest.fixture(scope="session", name="build")
+def fixture_build():
+    """Build (or reuse) the stand-in: installer, SHA256SUMS, wheelhouse."""
+    outdir = Path(os.environ.get("FAKECONDA_BUILD_DIR", ROOT / "tests" / "output" / "fakeconda"))
+    subprocess.run(["bash", str(HERE / "build.sh"), str(outdir)], check=True, capture_output=True)
+    return outdir
+
+
+@pytest.fixture(scope="session", name="home")
+def fixture_home(tmp_path_factory):
+    """A HOME of its own, so ~/.condarc and ~/.conda/environments.txt stay in the test."""
+    return tmp_path_factory.mktemp("home")
+
+
+def clean_env(home, **extra):
+    """Environment for the stand-in: no CONDA_*/PIP_* leaking in from the test runner."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"}
+    env.update(extra)
+    return env
+
+
+def run_installer(build, home, *args):
+    """bash Miniconda3-...sh ARGS, with the wheelhouse of this build."""
+    return subprocess.run(
+        ["bash", str(build / INSTALLER), *args], capture_output=True, text=True, check=False,
+        env=clean_env(home, FAKECONDA_WHEELHOUSE=str(build / "wheelhouse")),
+    )
+
+
+@pytest.fixture(scope="session", name="base")
+def fixture_base(build, home, tmp_path_factory):
+    """A fresh `-b -p PREFIX` install."""
+    prefix = tmp_path_factory.mktemp("install") / "miniconda3"
+    proc = run_installer(build, home, "-b", "-p", str(prefix))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return prefix
+
+
+class Conda:  # pylint: disable=too-few-public-methods
+    """Runs the installed bin/conda."""
+
+    def __init__(self, prefix, home):
+        self.prefix = prefix
+        self.home = home
+
+    def __call__(self, *args, expect=0, stdin=None):
+        proc = subprocess.run(
+            [str(self.prefix / "bin" / "conda"), *args], capture_output=True, text=True, check=False,
+            env=clean_env(self.home), input=stdin or "",
+        )
+        if expect is not None:
+            assert proc.returncode == expect, f"conda {' '.join(args)} -> {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        return proc
+
+    def json(self, *args, expect=0):
+        """Run with --json and parse stdout."""
+        return json.loads(self(*args, "--json", expect=expect).stdout)
+
+
+@pytest.fixture(scope="session", name="conda")
+def fixture_conda(base, home):
+    return Conda(base, home)
+
+
+def write(path, text):
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture(name="system_rc")
+def fixture_system_rc(base):
+    """The system .condarc, restored after the test."""
+    path = base / ".condarc"
+    saved = path.read_text() if path.exists() else None
+    yield path
+    if saved is None:
+        path.unlink(missing_ok=True)
+    else:
+        path.write_text(saved)
+
+
+# --- the installer -------------------------------------------------------------------
+
+
+def test_installer_is_named_like_miniconda_and_checksummed(build):
+    installer = build / INSTALLER
+    sums = (build / "SHA256SUMS").read_text().split()
+    assert sums == [hashlib.sha256(installer.read_bytes()).hexdigest(), INSTALLER]
+    header = installer.read_bytes()[:600].decode(errors="replace")
+    assert header.startswith("#!/bin/sh") and "VER:   py311_25.11.1-1" in header
+    assert b'FAKECONDA_WHEELHOUSE:-/srv/torchfleet-wheelhouse}' in installer.read_bytes()
+
+
+def test_build_is_cached_and_reproducible(build):
+    before = (build / "SHA256SUMS").read_text()
+    proc = subprocess.run(["bash", str(HERE / "build.sh"), str(build)], capture_output=True, text=True, check=True)
+    assert "building" not in proc.stderr and "downloading" not in proc.stderr
+    assert (build / "SHA256SUMS").read_text() == before
+
+
+def test_wheelhouse_has_torch_numpy_and_two_versions_of_small_packages(build):
+    names = sorted(p.name for p in (build / "wheelhouse").glob("*.whl"))
+    assert any(n.startswith("torch-2.13.0") for n in names)
+    assert any(n.startswith("numpy-2.4.6-cp311") for n in names)
+    for small in ("six-", "packaging-"):
+        assert len([n for n in names if n.startswith(small)]) == 2, names
+
+
+def test_help_exits_2_and_unknown_option_exits_1(build, home):
+    helped = run_installer(build, home, "-h")
+    assert helped.returncode == 2 and "-b           run install in batch mode" in helped.stdout
+    bad = run_installer(build, home, "-z")
+    assert bad.returncode == 1 and "did not recognize option" in bad.stdout
+
+
+def test_fresh_install_lays_down_a_miniconda_prefix(base, conda):
+    for rel in ("bin/conda", "condabin/conda", "bin/python", "etc/profile.d/conda.sh", "conda-meta/history", "envs"):
+        assert (base / rel).exists(), rel
+    names = {json.loads(p.read_text())["name"] for p in (base / "conda-meta").glob("*.json")}
+    assert {"python", "pip", "conda"} <= names
+    assert conda("--version").stdout == f"conda {CONDA_VERSION}\n"
+    assert (base / "condabin" / "conda").read_text().startswith(f"#!{base}/bin/python")
+    assert f"export CONDA_EXE='{base}/bin/conda'" in (base / "etc/profile.d/conda.sh").read_text()
+
+
+def test_existing_prefix_without_u_or_f_exits_1_and_changes_nothing(build, home, base):
+    before = sorted(p.name for p in base.iterdir())
+    proc = run_installer(build, home, "-b", "-p", str(base))
+    assert proc.returncode == 1
+    assert proc.stderr == f"ERROR: File or directory already exists: '{base}'\nIf you want to update an existing installation, use the -u option.\n"
+    assert sorted(p.name for p in base.iterdir()) == before
+
+
+def test_reinstall_over_existing_prefix_keeps_envs_and_config(build, home, base, conda, system_rc):
+    write(system_rc, "channels:\n  - conda-forge\n")
+    (base / "envs" / "keepme").mkdir(exist_ok=True)
+    proc = run_installer(build, home, "-b", "-u", "-p", str(base))
+    assert proc.returncode == 0, proc.stderr
+    assert system_rc.read_text() == "channels:\n  - conda-forge\n"
+    assert (base / "envs" / "keepme").is_dir()
+    assert conda("--version").stdout == f"conda {CONDA_VERSION}\n"
+    assert json.loads((base / "etc/fakeconda/settings.json").read_text())["wheelhouse"] == str(build / "wheelhouse")
+    (base / "envs" / "keepme").rmdir()
+
+
+# --- conda info / config --------------------------------------------------------------
+
+
+def test_info_json_shape(conda, base):
+    info = conda.json("info")
+    for key in ("conda_version", "platform", "root_prefix", "envs", "envs_dirs", "pkgs_dirs", "channels", "python_version",
+                "sys.version", "sys.prefix", "active_prefix", "config_files", "envs_details", "virtual_pkgs"):
+        assert key in info, key
+    assert info["conda_version"] == CONDA_VERSION and info["platform"] == "linux-64"
+    assert info["root_prefix"] == str(base) and str(base) in info["envs"]
+    assert info["envs_dirs"][0] == str(base / "envs")
+    assert info["python_version"].startswith("3.11.") and info["active_prefix"] is None
+    assert all(url.endswith(("/linux-64", "/noarch")) for url in info["channels"])
+    assert conda.json("info", "--base") == {"root_prefix": str(base)}
+
+
+def test_config_set_show_and_aliases(conda, system_rc):
+    assert conda.json("config", "--system", "--set", "auto_activate", "false")["success"] is True
+    assert system_rc.read_text() == "auto_activate: false\n"
+    assert conda.json("config", "--show", "auto_activate") == {"auto_activate": False}
+    assert conda.json("config", "--show", "auto_activate_base") == {"auto_activate": False}
+    conda("config", "--system", "--add", "channels", "conda-forge")
+    conda("config", "--system", "--set", "channel_priority", "strict")
+    shown = conda.json("config", "--show", "channels", "channel_priority")
+    assert shown == {"channel_priority": "strict", "channels": ["conda-forge"]}
+    assert "channels:\n  - conda-forge\n" in system_rc.read_text()
+    conda("config", "--system", "--remove", "channels", "conda-forge")
+    assert conda.json("config", "--show", "channels") == {"channels": ["defaults"]}
+    everything = conda.json("config", "--show")
+    assert {"auto_activate", "channels", "always_yes", "notify_outdated_conda", "plugins"} <= set(everything)
+
+
+def test_config_rejects_unknown_keys_with_real_exit_codes(conda, tmp_path):
+    bad_set = conda.json("config", "--file", str(tmp_path / "rc"), "--set", "no_such_key", "1", expect=1)
+    assert bad_set["exception_name"] == "CondaKeyError" and ERROR_FIELDS <= set(bad_set)
+    bad_show = conda("config", "--show", "no_such_key", expect=2)
+    assert "ArgumentError: Invalid configuration parameters: \n  - no_such_key" in bad_show.stderr
+    bad_value = conda("config", "--file", str(tmp_path / "rc"), "--set", "channel_priority", "sideways", expect=1)
+    assert "channel_priority" in bad_value.stderr
+    conda("config", "--file", str(tmp_path / "rc"), "--set", "always_yes", "true")
+    assert (tmp_path / "rc").read_text() == "always_yes: true\n"
+
+
+def test_both_auto_activate_keys_make_conda_refuse_to_start(conda, system_rc):
+    write(system_rc, "auto_activate_base: false\nauto_activate: false\n")
+    for args in (["info"], ["config", "--show"], ["env", "list"], ["list", "-n", "base"]):
+        proc = conda(*args, expect=1)
+        assert proc.stderr == (
+            f"\nMultipleKeysError: Multiple aliased keys in file {system_rc}:\n  - auto_activate_base\n  - auto_activate\n"
+            "Must declare only one. Prefer 'auto_activate'\n\n"
+        )
+    err = conda.json("info", expect=1)
+    assert err["exception_name"] == "MultipleKeysError" and ERROR_FIELDS <= set(err)
+    assert err["exception_type"] == "<class 'conda.common.configuration.MultipleKeysError'>"
+    assert conda("--version").stdout == f"conda {CONDA_VERSION}\n"
+
+
+def test_setting_the_new_key_over_the_old_one_is_the_real_trap(conda, system_rc):
+    write(system_rc, "auto_activate_base: false\n")
+    assert conda.json("config", "--show", "auto_activate") == {"auto_activate": False}
+    proc = conda("config", "--system", "--set", "auto_activate", "false")
+    assert proc.returncode == 0
+    conda("info", expect=1)
+    write(system_rc, "auto_activate: true\n")
+    alias = conda("config", "--system", "--set", "auto_activate_base", "false")
+    assert "Key auto_activate_base is an alias of auto_activate; setting value with latter" in alias.stderr
+    assert system_rc.read_text() == "auto_activate: false\n"
+
+
+def test_shell_hook_activates_base_only_when_auto_activate_is_on(conda, system_rc):
+    write(system_rc, "auto_activate: true\n")
+    assert "conda activate base" in conda("shell.bash", "hook").stdout
+    write(system_rc, "auto_activate: false\n")
+    hook = conda("shell.bash", "hook").stdout
+    assert "conda activate" not in hook.replace("conda activate|deactivate", "") and "conda() {" in hook
+
+
+# --- environments ---------------------------------------------------------------------
+
+SMALL_ENV = """name: small
+channels:
+  - conda-forge
+dependencies:
+  - python=3.11
+  - pip
+  - six=1.16.0
+  - pip:
+    - packaging==25.0
+"""
+
+
+@pytest.fixture(scope="module", name="small")
+def fixture_small(conda, base, tmp_path_factory):
+    """An environment made by `conda env create -f` from small packages."""
+    spec = write(tmp_path_factory.mktemp("spec") / "environment.yml", SMALL_ENV)
+    result = conda.json("env", "create", "-f", str(spec))
+    return {"spec": spec, "result": result, "prefix": base / "envs" / "small"}
+
+
+def by_name(rows):
+    return {row["name"]: row for row in rows}
+
+
+def test_env_create_json_and_records(small, conda):
+    assert small["result"]["success"] is True and small["result"]["prefix"] == str(small["prefix"])
+    assert "six" in {row["name"] for row in small["result"]["actions"]["LINK"]}
+    assert small["result"]["actions"]["PIP"] == ["packaging-25.0"]
+    rows = conda.json("list", "-n", "small")
+    assert all(set(row) == LIST_FIELDS for row in rows)
+    pkgs = by_name(rows)
+    assert pkgs["six"]["version"] == "1.16.0" and pkgs["six"]["channel"] == "conda-forge" and pkgs["six"]["platform"] == "noarch"
+    assert pkgs["python"]["version"].startswith("3.11.")
+    assert pkgs["packaging"]["channel"] == "pypi" and pkgs["packaging"]["build_string"] == "pypi_0"
+    assert pkgs["packaging"]["platform"] == "pypi"
+    meta = small["prefix"] / "conda-meta"
+    six = json.loads(next(meta.glob("six-1.16.0-*.json")).read_text())
+    assert {"name", "version", "build", "build_number", "channel", "subdir", "fn", "url"} <= set(six)
+    assert f"six-1.16.0-{six['build']}.json" == next(meta.glob("six-*.json")).name
+    assert not list(meta.glob("packaging-*.json")), "pip packages have no conda-meta record in real conda"
+
+
+def test_env_list_and_info_envs(small, conda):
+    listed = conda.json("env", "list")
+    assert str(small["prefix"]) in listed["envs"] and listed["envs_details"][str(small["prefix"])]["name"] == "small"
+    assert conda.json("info", "--envs") == listed
+
+
+def test_run_captures_output_and_propagates_exit_codes(small, conda):
+    proc = conda("run", "-n", "small", "python", "-c", "import six, packaging; print(six.__version__, packaging.__version__)")
+    assert proc.stdout == "1.16.0 25.0\n\n"
+    failed = conda("run", "-p", str(small["prefix"]), "sh", "-c", "echo oops >&2; exit 3", expect=3)
+    assert "oops" in failed.stderr and "`conda run sh -c echo oops >&2; exit 3` failed." in failed.stderr
+    live = conda("run", "--no-capture-output", "-p", str(small["prefix"]), "sh", "-c", 'echo "$CONDA_PREFIX"')
+    assert live.stdout == f"{small['prefix']}\n"
+
+
+def test_list_explicit_and_create_from_the_lock(small, conda, tmp_path):
+    lock = conda("list", "--explicit", "-n", "small").stdout
+    lines = lock.splitlines()
+    assert lines[:4] == [
+        "# This file may be used to create an environment using:",
+        "# $ conda create --name <env> --file <this file>",
+        "# platform: linux-64",
+        f"# created-by: conda {CONDA_VERSION}",
+    ]
+    assert lines[4] == "@EXPLICIT" and any("/noarch/six-1.16.0-" in line for line in lines)
+    assert not any("packaging" in line for line in lines), "pip packages are not in an explicit file"
+    lock_file = write(tmp_path / "lock.txt", lock)
+    target = tmp_path / "from-lock"
+    conda("create", "-y", "-p", str(target), "--file", str(lock_file))
+    assert conda("list", "--explicit", "-p", str(target)).stdout == lock
+    six_line = next(line for line in lines if "/six-1.16.0-" in line)
+    missing = write(tmp_path / "missing.txt", lock.replace(six_line, six_line.replace("six-1.16.0", "six-9.9.9")))
+    err = conda.json("create", "-y", "-p", str(tmp_path / "nope"), "--file", str(missing), expect=1)
+    assert err["exception_name"] == "CondaHTTPError" and not (tmp_path / "nope").exists()
+
+
+def test_env_update_changes_versions_and_prune_removes(small, conda, tmp_path):
+    spec = write(tmp_path / "environment.yml", SMALL_ENV.replace("six=1.16.0", "six==1.17.0").replace("  - pip:\n    - packaging==25.0\n", ""))
+    result = conda.json("env", "update", "-f", str(spec))
+    assert [r["dist_name"].split("-")[1] for r in result["actions"]["LINK"] if r["name"] == "six"] == ["1.17.0"]
+    assert by_name(conda.json("list", "-n", "small"))["six"]["version"] == "1.17.0"
+    pruned = write(tmp_path / "pruned.yml", "name: small\ndependencies:\n  - python=3.11\n  - pip\n")
+    result = conda.json("env", "update", "-f", str(pruned), "--prune")
+    assert "six" in {r["name"] for r in result["actions"]["UNLINK"]}
+    pkgs = by_name(conda.json("list", "-n", "small"))
+    assert "six" not in pkgs and pkgs["packaging"]["channel"] == "pypi", "prune never touches pip packages"
+
+
+def test_failed_pip_section_fails_after_the_conda_part_like_real_conda(small, conda, tmp_path):
+    spec = write(tmp_path / "environment.yml", "name: small\ndependencies:\n  - python=3.11\n  - pip\n  - pip:\n    - no-such-wheel==1.0\n")
+    proc = conda("env", "update", "-f", str(spec), expect=1)
+    assert "Pip subprocess error:" in proc.stderr and "CondaEnvException: Pip failed" in proc.stderr
+    assert (small["prefix"] / "conda-meta" / "history").is_file(), "the environment stays, half-updated"
+
+
+def test_env_create_yes_deletes_an_existing_env_without_asking(small, conda, tmp_path):
+    marker = small["prefix"] / "marker.txt"
+    marker.write_text("old build")
+    spec = write(tmp_path / "environment.yml", "name: small\ndependencies:\n  - python=3.11\n  - six=1.17.0\n")
+    conda("env", "create", "-f", str(spec))
+    assert marker.exists(), "without --yes, conda 25.11 installs into the existing environment"
+    conda("env", "create", "-y", "-f", str(spec))
+    assert not marker.exists(), "with --yes, conda 25.11 removes the existing environment first"
+    assert by_name(conda.json("list", "-n", "small"))["six"]["version"] == "1.17.0"
+
+
+def test_symlinked_env_remove_drops_the_link_only(small, conda, base):
+    link = base / "envs" / "linked"
+    link.symlink_to(small["prefix"])
+    assert str(link) in conda.json("env", "list")["envs"]
+    assert conda.json("remove", "--all", "-y", "-n", "linked")["success"] is True
+    assert not link.exists() and small["prefix"].is_dir()
+
+
+def test_remove_all_deletes_the_env_and_unregisters_it(small, conda):
+    conda("remove", "--all", "-y", "-p", str(small["prefix"]))
+    assert not small["prefix"].exists()
+    assert str(small["prefix"]) not in conda.json("env", "list")["envs"]
+    err = conda.json("remove", "--all", "-y", "-p", str(small["prefix"]), expect=1)
+    assert err["exception_name"] == "EnvironmentLocationNotFound" and err["message"] == f"Not a conda environment: {small['prefix']}"
+    conda("env", "remove", "-n", "small", "-y", expect=1)
+
+
+def test_missing_conda_package_fails_like_libmamba(conda, base, tmp_path):
+    spec = write(tmp_path / "environment.yml", "name: broken\ndependencies:\n  - python=3.11\n  - numpy=9.9\n  - cudatoolkit\n")
+    proc = conda("env", "create", "-f", str(spec), expect=1)
+    assert "Solving environment: failed" in proc.stdout
+    assert "PackagesNotFoundError: The following packages are not available from current channels:\n\n  - numpy=9.9\n  - cudatoolkit\n" in proc.stderr
+    err = conda.json("env", "create", "-f", str(spec), expect=1)
+    assert err["exception_name"] == "PackagesNotFoundError" and err["packages"] == ["numpy=9.9", "cudatoolkit"]
+    assert ERROR_FIELDS <= set(err) and err["channel_urls"]
+    assert not (base / "envs" / "broken").exists()
+
+
+def test_a_non_record_json_in_conda_meta_breaks_conda_list(conda, base):
+    stray = base / "conda-meta" / "not-a-record.json"
+    stray.write_text('{"name": "stamp", "spec_sha256": "0"}\n')
+    try:
+        proc = conda("list", "-p", str(base), expect=1)
+        assert "ValidationError: PrefixRecord requires a version field" in proc.stderr
+    finally:
+        stray.unlink()
+    conda("list", "-p", str(base))
+
+
+def test_errors_for_missing_files_and_prefixes(conda, tmp_path):
+    err = conda.json("env", "create", "-f", str(tmp_path / "nope.yml"), "-p", str(tmp_path / "x"), expect=1)
+    assert err["exception_name"] == "EnvironmentFileNotFound"
+    err = conda.json("list", "-p", str(tmp_path), expect=1)
+    assert err["exception_name"] == "DirectoryNotACondaEnvironmentError"
+    err = json.loads(conda("run", "--json", "-p", str(tmp_path / "none"), "true", expect=1).stdout)
+    assert err["exception_name"] == "EnvironmentLocationNotFound"
+    err = conda.json("remove", "--all", "-y", "-n", "base", expect=1)
+    assert err["exception_name"] == "CondaEnvironmentError"
+
+
+def test_torch_environment_imports_torch(conda, base, tmp_path):
+    spec = write(tmp_path / "environment.yml", "name: torchenv\ndependencies:\n  - python=3.11\n  - pip\n  - pytorch=2.13.0\n  - numpy==2.4.6\n")
+    conda("env", "create", "-f", str(spec))
+    out = conda("run", "-n", "torchenv", "python", "-c", "import torch, numpy; print(torch.__version__, numpy.__version__)").stdout
+    assert out.split() == ["2.13.0+cpu", "2.4.6"]
+    pkgs = by_name(conda.json("list", "-n", "torchenv"))
+    assert pkgs["pytorch"]["version"] == "2.13.0" and pkgs["pytorch"]["build_string"].startswith("cpu_py311h")
+    assert pkgs["numpy"]["version"] == "2.4.6" and "sympy" in pkgs
+    conda("remove", "--all", "-y", "-n", "torchenv")
