@@ -40,7 +40,7 @@ pip_cmd() {
 # One `pip download` per line of wheelhouse.txt, into a fresh directory that replaces the
 # old one only when every download worked.
 build_wheelhouse() {
-  local stamp want tmp line
+  local stamp want tmp line out
   want=$(sha256sum "$here/wheelhouse.txt" | cut -d' ' -f1)
   stamp="$outdir/wheelhouse/.stamp"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
@@ -50,12 +50,15 @@ build_wheelhouse() {
   tmp="$outdir/wheelhouse.partial"
   rm -rf "$tmp"
   mkdir -p "$tmp"
+  local -a reqs
   while IFS= read -r line; do
     case "$line" in ''|'#'*) continue ;; esac
-    # shellcheck disable=SC2086  # a line is a list of pip arguments
-    pip_cmd download --quiet --disable-pip-version-check --dest "$tmp" --only-binary=:all: \
-      --platform manylinux_2_28_x86_64 --python-version 3.11 --implementation cp --abi cp311 $line \
-      || die "pip download failed for: $line"
+    read -r -a reqs <<< "$line"
+    if ! out=$(pip_cmd download --quiet --disable-pip-version-check --dest "$tmp" --only-binary=:all: \
+        --platform manylinux_2_28_x86_64 --python-version 3.11 --implementation cp --abi cp311 "${reqs[@]}" 2>&1); then
+      echo "$out" >&2
+      die "pip download failed for: $line"
+    fi
   done < "$here/wheelhouse.txt"
   echo "$want" > "$tmp/.stamp"
   rm -rf "$outdir/wheelhouse"
@@ -93,6 +96,7 @@ build_installer() {
   sed -e "s|@@INSTALLER_VER@@|$INSTALLER_VER|g" -e "s|@@PAYLOAD_MD5@@|$md5|g" \
       -e "s|@@WHEELHOUSE@@|$WHEELHOUSE_PATH|g" -e "s|@@SIZE_MB@@|$size|g" \
       "$here/installer/header.sh" > "$work/$INSTALLER"
+  echo "@@END_HEADER@@" >> "$work/$INSTALLER"
   cat "$work/payload.tar.gz" >> "$work/$INSTALLER"
   chmod 0755 "$work/$INSTALLER"
   mv "$work/$INSTALLER" "$outdir/$INSTALLER"

@@ -9,6 +9,8 @@
 # VER:   @@INSTALLER_VER@@
 # PLAT:  linux-64
 # MD5:   @@PAYLOAD_MD5@@
+#
+# build.sh appends the end-of-header marker line and the gzipped tar payload.
 
 set -eu
 unset LD_LIBRARY_PATH LD_PRELOAD LD_AUDIT
@@ -184,4 +186,3 @@ if [ "$BATCH" = "0" ]; then
     printf "\\nThank you for installing %s!\\n" "${INSTALLER_NAME}"
 fi
 exit 0
-@@END_HEADER@@

@@ -146,7 +146,7 @@ def install_conda_part(prefix, pins, requested, base_url, new):
         create_venv(prefix)
     # Seeds unpinned: pip takes the newest it has, as a solver would when a package needs it.
     seeds = list(seed_versions()) if new else []
-    rc, _, err = pip_install(prefix, seeds + [f"{name}=={version}" for name, version in sorted(pins.items())])
+    rc, _out, err = pip_install(prefix, seeds + [f"{name}=={version}" for name, version in sorted(pins.items())])
     if rc:
         if new:
             shutil.rmtree(prefix, ignore_errors=True)
@@ -205,7 +205,7 @@ def install_explicit(prefix, urls, new):
     pins, entries = explicit_pins(urls)
     if new:
         create_venv(prefix)
-    rc, _, err = pip_install(prefix, [f"{name}=={version}" for name, version in sorted(pins.items())], no_deps=True)
+    rc, _out, err = pip_install(prefix, [f"{name}=={version}" for name, version in sorted(pins.items())], no_deps=True)
     if rc:
         if new:
             shutil.rmtree(prefix, ignore_errors=True)

@@ -53,7 +53,7 @@ def file_digests(path):
 
 def make_record(name, version, pure, base_url, wheel=None, requested_spec=None, files=(), depends=(), license_text=""):
     """A PrefixRecord dict with the fields real conda writes."""
-    public, _ = split_local(version)
+    public = split_local(version)[0]
     build = build_string(name, version, pure)
     subdir = NOARCH if pure else SUBDIR
     fn = f"{name}-{public}-{build}.conda"

@@ -86,7 +86,7 @@ PLUGIN_PARAMETERS = {
 
 def alias_map():
     """Alias -> canonical parameter name."""
-    return {alias: name for name, (_, _, aliases) in PARAMETERS.items() for alias in aliases}
+    return {alias: name for name, spec in PARAMETERS.items() for alias in spec[2]}
 
 
 def canonical_name(key):
@@ -212,7 +212,7 @@ def load_yaml_file(path):
 
 def check_aliases(source, raw):
     """Raise MultipleKeysError when one file declares a parameter under two names."""
-    for name, (_, _, aliases) in PARAMETERS.items():
+    for name, (_kind, _default, aliases) in PARAMETERS.items():
         present = [key for key in raw if key in (name, *aliases)]
         if len(present) > 1:
             raise MultipleKeysError(source, present, name)

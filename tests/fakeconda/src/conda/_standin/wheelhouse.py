@@ -131,5 +131,5 @@ def conda_name(wheel_name):
 
 def split_local(version):
     """Conda versions cannot carry a PEP 440 local label: 2.13.0+cpu -> (2.13.0, cpu)."""
-    public, _, local = version.partition("+")
+    public, _plus, local = version.partition("+")
     return public, local

@@ -1,3 +1,4 @@
+# shellcheck shell=dash
 # conda shell integration of the torchfleet conda stand-in (POSIX shells).
 # Sourcing this file defines the `conda` function; it never activates an environment
 # by itself (auto-activation happens only in `conda shell.posix hook` output).
@@ -40,8 +41,9 @@ conda() {
 
 if [ -z "${CONDA_SHLVL+x}" ]; then
     \export CONDA_SHLVL=0
-    PATH="$(\dirname "$(\dirname "$CONDA_EXE")")/condabin${PATH:+":${PATH}"}"
-    \export PATH
+    __conda_condabin="$(\dirname "$(\dirname "$CONDA_EXE")")/condabin"
+    \export PATH="${__conda_condabin}${PATH:+:}${PATH:-}"
+    \unset __conda_condabin
     if [ -z "${PS1+x}" ]; then
         PS1=
     fi
