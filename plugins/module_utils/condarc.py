@@ -13,8 +13,10 @@ import json
 import os
 import re
 
-# From conda 25.5.1 on the setting is ``auto_activate``; ``auto_activate_base`` is an
-# alias there, and a file that names both makes conda stop with MultipleKeysError.
+# conda 25.5.0 renamed the setting to ``auto_activate`` and kept ``auto_activate_base`` as a
+# file alias; 25.5.1 made ``conda config`` accept the alias too. The rule used here (new key
+# from 25.5.1, as the collection specifies) therefore gives 25.5.0 the alias, which it reads.
+# A file that names both keys makes conda stop with MultipleKeysError.
 AUTO_ACTIVATE_NEW_KEY = 'auto_activate'
 AUTO_ACTIVATE_OLD_KEY = 'auto_activate_base'
 AUTO_ACTIVATE_ALIASES = (AUTO_ACTIVATE_NEW_KEY, AUTO_ACTIVATE_OLD_KEY)
