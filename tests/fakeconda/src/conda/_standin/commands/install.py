@@ -22,16 +22,16 @@ def remove_prefix(prefix):
         shutil.rmtree(prefix)
 
 
-def _solve(spec, context, json_mode):
+def _solve(spec, context, quiet):
     """Resolve the conda specs against the wheelhouse, failing like libmamba on a missing one."""
     channels = effective_channels(spec.channels, context)
-    transaction_banner(channels, json_mode)
+    transaction_banner(channels, quiet)
     pins, requested, missing = envbuild.resolve(spec.conda_specs, Wheelhouse(settings.wheelhouse()))
     if missing:
-        if not json_mode:
+        if not quiet:
             print("failed\n")
         raise PackagesNotFoundError(missing, all_channel_urls(channels, context))
-    if not json_mode:
+    if not quiet:
         print("done")
     return channels, pins, requested
 
@@ -61,7 +61,8 @@ def build(prefix, spec, context, args, prune=False):
     """Create or update prefix from a parsed spec; returns the JSON result or prints the hint."""
     prefix = Path(prefix)
     new = not prefixes.is_environment(prefix)
-    channels, pins, requested = _solve(spec, context, args.json) if not spec.explicit else (effective_channels([], context), {}, {})
+    quiet = args.json or args.quiet
+    channels, pins, requested = _solve(spec, context, quiet) if not spec.explicit else (effective_channels([], context), {}, {})
     old = records.load_conda_records(prefix, tolerate=True) if not new else []
     fresh = _link(prefix, spec, context, channels, pins, requested, new)
     removed = _prune(prefix, fresh, old) if prune else []
@@ -76,14 +77,15 @@ def build(prefix, spec, context, args, prune=False):
     records.append_history(prefix, sys.argv, added=added, removed=removed, specs=[s.text for s in spec.conda_specs])
     prefixes.register(prefix, context)
     _write_env_vars(prefix, spec.variables)
-    transaction_done(args.json)
-    pip_result = envbuild.run_pip_section(prefix, spec.pip_specs, getattr(args, "file", None) or ".", quiet=args.json or args.quiet)
+    transaction_done(quiet)
+    pip_result = envbuild.run_pip_section(prefix, spec.pip_specs, getattr(args, "file", None) or ".", quiet=quiet)
     return _report(prefix, context, args, added, removed, pip_result)
 
 
 def _report(prefix, context, args, added, removed, pip_result):
     if not args.json:
-        print_activate(args.name or prefix)
+        if not args.quiet:
+            print_activate(args.name or prefix)
         return 0
     if not added and not removed and pip_result is None:
         json_success(message="All requested packages already installed.")
