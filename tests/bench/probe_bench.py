@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: (c) 2026, torchfleet developers
 # Apache License 2.0 (see galaxy.yml)
 """Benchmark (not a test): the torch_facts probe against a bare ``python -c "import torch"``.
@@ -8,7 +7,7 @@ interpreter, after a warm-up round, and prints the medians, the ratio probe/impo
 probe's own breakdown (its ``timings``: import torch, torch facts, packages, waiting for the
 GPU query). Exits 0 whatever the figures are.
 
-    tests/bench/probe_bench.py [--python PATH] [--runs 7] [--probe-cuda] [--json]
+    python tests/bench/probe_bench.py [--python PATH] [--runs 7] [--probe-cuda] [--json]
 
 PATH defaults to $TORCHFLEET_TEST_TORCH_PYTHON, else the repository's .venv/bin/python.
 """
@@ -25,10 +24,13 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, '.ansible', 'collections'))
-sys.path.insert(0, os.path.dirname(os.path.dirname(ROOT)))  # a copy under .../ansible_collections/torchfleet/cluster
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import torch_probe  # noqa: E402 pylint: disable=wrong-import-position
+
+def load_torch_probe():
+    """The collection's probe module, from the checkout (.ansible/collections links to it)."""
+    sys.path.insert(0, os.path.join(ROOT, '.ansible', 'collections'))
+    from ansible_collections.torchfleet.cluster.plugins.module_utils import torch_probe
+    return torch_probe
 
 
 def child_cpu():
@@ -43,7 +45,7 @@ def run_once(argv):
     return time.monotonic() - started, child_cpu() - cpu, proc
 
 
-def measure(jobs, runs, warmup):
+def measure(torch_probe, jobs, runs, warmup):
     """{name: {'wall': [s], 'cpu': [s]}} with the jobs interleaved, and the probe's own timings."""
     samples = dict((name, {'wall': [], 'cpu': []}) for name, dummy in jobs)
     inner = []
@@ -70,18 +72,19 @@ def main():
     parser.add_argument('--probe-cuda', action='store_true')
     parser.add_argument('--json', action='store_true', help='print the raw samples as JSON as well')
     args = parser.parse_args()
+    torch_probe = load_torch_probe()
 
     jobs = [('import torch', [args.python, '-c', 'import torch']),
             ('probe', torch_probe.probe_command(args.python, probe_cuda=args.probe_cuda))]
-    samples, inner = measure(jobs, args.runs, args.warmup)
+    samples, inner = measure(torch_probe, jobs, args.runs, args.warmup)
     ratios = dict((kind, statistics.median(samples['probe'][kind]) / statistics.median(samples['import torch'][kind]))
                   for kind in ('wall', 'cpu'))
     print('interpreter: %s   runs: %d (alternating, after %d warm-up)' % (args.python, args.runs, args.warmup))
     print('%-26s %11s %9s %9s %11s' % ('command', 'median wall', 'min wall', 'max wall', 'median cpu'))
     for name, label in (('import torch', 'python -c "import torch"'), ('probe', 'torch_facts probe')):
         wall, cpu = samples[name]['wall'], samples[name]['cpu']
-        print('%-26s %10.3fs %8.3fs %8.3fs %10.3fs' % (label, statistics.median(wall), min(wall), max(wall),
-                                                      statistics.median(cpu)))
+        row = (label, statistics.median(wall), min(wall), max(wall), statistics.median(cpu))
+        print('%-26s %10.3fs %8.3fs %8.3fs %10.3fs' % row)
     print('ratio probe / import torch: wall %.3f, cpu %.3f' % (ratios['wall'], ratios['cpu']))
     if inner:
         print('probe breakdown (medians, s): ' + ', '.join(
