@@ -268,5 +268,3 @@ class ActionModule(ActionBase):
             return args["reference_host"]
         master = task_vars.get("torch_master")
         return str(master) if master else next(iter(facts), None)
-
-

@@ -57,14 +57,16 @@ options:
     default: linux-64
   expected:
     description:
-      - More expectations, field to value. A string that starts with an operator or holds C(*), C(,) or C(|) is a version
+      - >-
+        More expectations, field to value. A string that starts with an operator or holds C(*), C(,) or C(|) is a version
         constraint; C({version: ...}) or C({equals: ...}) says so explicitly. These win over the spec's.
     type: dict
     default: {}
   rules:
     description:
       - Per-field rules; keys are field names or glob patterns (exact names first, then globs in order).
-      - V(exact) (the default), V(ignore), C({min: VERSION}) (reported with source C(spec)) or C({min: majority}) (newer
+      - >-
+        V(exact) (the default), V(ignore), C({min: VERSION}) (reported with source C(spec)) or C({min: majority}) (newer
         values are tolerated and listed under C(tolerated)).
     type: dict
     default: {}
@@ -75,7 +77,8 @@ options:
     default: []
   use_defaults:
     description:
-      - Apply the built-in rules, ignore C(gpus.*.uuid), C(gpus.*.serial) and C(gpus.*.pci_bus_id) (unique per device)
+      - >-
+        Apply the built-in rules, ignore C(gpus.*.uuid), C(gpus.*.serial) and C(gpus.*.pci_bus_id) (unique per device)
         and treat C(driver) as a minimum (C({min: majority})).
     type: bool
     default: true

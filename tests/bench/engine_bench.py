@@ -110,7 +110,7 @@ def measure(consistency, reports, count, shape, repeat):
     facts = fleet(count, shape)
     times = []
     report = None
-    for _ in range(repeat):
+    for _run in range(repeat):
         elapsed, report = run_once(consistency, facts)
         times.append(elapsed)
     median = statistics.median(times)

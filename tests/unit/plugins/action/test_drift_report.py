@@ -105,8 +105,8 @@ def test_clean_fleet_writes_every_report(tmp_path, spec_file):
     assert result["passed"] and result["consistent"] and not result.get("failed")
     assert result["verdict"] == "torchfleet drift audit: CONSISTENT (3/3 hosts compared)"
     names = sorted(os.listdir(out))
-    assert [n for n in names if not n.startswith("drift-")] == ["latest.json", "latest.junit.xml", "latest.md",
-                                                               "torchfleet_drift.prom"]
+    latest = ["latest.json", "latest.junit.xml", "latest.md", "torchfleet_drift.prom"]
+    assert [n for n in names if not n.startswith("drift-")] == latest
     assert len([n for n in names if n.startswith("drift-")]) == 1
     assert sorted(result["files"]) == ["generation", "json", "junit", "markdown", "prometheus", "pruned"]
     data = json.loads((out / "latest.json").read_text())
@@ -151,7 +151,7 @@ def test_second_identical_run_is_ok_and_keeps_generations(tmp_path, spec_file):
     args = {"spec_file": spec_file, "report_dir": str(out), "keep": 2}
     results = fleet_results(["2.4.6"] * 2)
     stamps = []
-    for _ in range(4):
+    for _run in range(4):
         result = run(args, results)
         stamps.append(result["changed"])
     assert stamps == [True, False, False, False]
@@ -165,7 +165,7 @@ def test_second_identical_run_is_ok_and_keeps_generations(tmp_path, spec_file):
 
 def test_keep_zero_keeps_all(tmp_path):
     out = tmp_path / "r"
-    for _ in range(3):
+    for _run in range(3):
         run({"report_dir": str(out), "keep": 0}, fleet_results(["1"]))
     assert len([n for n in os.listdir(out) if n.startswith("drift-")]) == 3
 

@@ -225,12 +225,12 @@ def _flatten(value, prefix, out):
 
 
 def _key(value):
-    return (type(value) is bool, value)
+    return (isinstance(value, bool), value)
 
 
 def reference_drift(facts, expected=None, gpus=0, reference=None):
     """Straightforward flatten-everything comparison with the same documented rules."""
-    ignored = lambda f: consistency.Rules(use_defaults=True).ignored(f)  # noqa: E731
+    ignored = consistency.Rules(use_defaults=True).ignored
     hosts = [h for h, f in facts.items() if f is not None]
     flat = {}
     for host in hosts:
