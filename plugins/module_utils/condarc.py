@@ -62,6 +62,21 @@ def version_from_conda_meta(prefix):
     return None
 
 
+def other_system_sources(prefix, path, etc_dir='/etc/conda'):
+    """Other system-wide files conda merges with ``path`` (its search path, user files aside)."""
+    candidates = []
+    for base in (etc_dir, prefix):
+        candidates.extend([os.path.join(base, '.condarc'), os.path.join(base, 'condarc')])
+        directory = os.path.join(base, 'condarc.d')
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            names = []
+        candidates.extend(os.path.join(directory, name) for name in names if name.endswith(('.yml', '.yaml')))
+    target = os.path.abspath(path)
+    return [name for name in candidates if os.path.isfile(name) and os.path.abspath(name) != target]
+
+
 def version_string(version):
     return '.'.join(str(part) for part in version) if version else None
 

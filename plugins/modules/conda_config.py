@@ -109,6 +109,9 @@ options:
     default: '0644'
 notes:
   - Needs no Python library on the node; the file is rendered by the module itself.
+  - conda merges this file with the other system-wide ones (C(/etc/conda/.condarc),
+    C(/etc/conda/condarc.d/), C(PREFIX/condarc), C(PREFIX/condarc.d/)) and the users' own; the module
+    warns about the system-wide ones it finds and returns them in RV(other_sources).
 seealso:
   - name: conda configuration settings
     description: Every key conda reads from C(.condarc).
@@ -159,6 +162,12 @@ removed_keys:
   type: list
   elements: str
   sample: [auto_activate_base]
+other_sources:
+  description: Other system-wide configuration files conda reads besides this one.
+  returned: always
+  type: list
+  elements: str
+  sample: [/opt/miniconda3/condarc.d/anaconda-tos.yml]
 settings:
   description: Every key and value the file now holds.
   returned: always
@@ -175,6 +184,7 @@ from ansible.module_utils.common.text.converters import to_bytes, to_native
 from ansible_collections.torchfleet.cluster.plugins.module_utils.condarc import (
     AUTO_ACTIVATE_ALIASES,
     auto_activate_key,
+    other_system_sources,
     parse_conda_version,
     render_condarc,
     top_level_keys,
@@ -287,8 +297,12 @@ def main():
         file_args = module.load_file_common_arguments(module.params, path=path)
         changed = module.set_fs_attributes_if_different(file_args, changed)
 
+    others = other_system_sources(prefix, path)
+    for other in others:
+        module.warn('conda also reads %s; its settings merge with those of %s' % (other, path))
     result = dict(
         changed=changed,
+        other_sources=others,
         path=path,
         conda_version=version_string(version),
         auto_activate_key=auto_activate_key(version),

@@ -80,6 +80,9 @@ def make_prefix(tmp_path, case):
         (prefix / 'conda-meta' / name).write_text('{}')
     if case.get('existing') is not None:
         (prefix / '.condarc').write_text(case['existing'])
+    for name in case.get('others', ()):
+        (prefix / name).parent.mkdir(parents=True, exist_ok=True)
+        (prefix / name).write_text('channels:\n  - defaults\n')
     return prefix
 
 
@@ -163,6 +166,10 @@ CASES = [
                               'default_channels': ['https://conda.mirror.example.internal/pkgs/main'],
                               'custom_channels': {'pytorch': 'https://conda.mirror.example.internal'},
                               'ssl_verify': '/etc/ssl/certs/ca-certificates.crt', 'remote_max_retries': 5})),
+    dict(id='other-system-files-are-reported',
+         others=['condarc', 'condarc.d/site.yml', 'condarc.d/notes.txt'],
+         conda=(0, CONDA_VERSION_OUTPUT['26.7.1'], ''),
+         expect=dict(changed=True, others=['condarc', 'condarc.d/site.yml'], content={'auto_activate': False})),
     dict(id='check-mode-changes-nothing',
          existing=OLD_STYLE_CONDARC, check_mode=True,
          conda=(0, CONDA_VERSION_OUTPUT['26.7.1'], ''),
@@ -215,6 +222,8 @@ def test_conda_config(monkeypatch, tmp_path, case):
             assert result[key] == expect[field]
     if 'calls' in expect:
         assert len(calls) == expect['calls']
+    mine = [name for name in result['other_sources'] if name.startswith(str(prefix))]
+    assert mine == [str(prefix / name) for name in expect.get('others', [])]
     if expect.get('unchanged_file'):
         assert (prefix / '.condarc').read_text() == case['existing']
     if expect.get('no_file'):
@@ -310,6 +319,16 @@ def test_render_round_trips_through_yaml(settings):
     text = condarc.render_condarc(settings)
     assert yaml.safe_load(text) == settings
     assert condarc.render_condarc(settings) == text
+
+
+def test_other_system_sources(tmp_path):
+    etc = tmp_path / 'etc'
+    prefix = tmp_path / 'prefix'
+    for path in (etc / '.condarc', etc / 'condarc.d' / 'a.yaml', prefix / '.condarc', prefix / 'condarc.d' / 'b.yml'):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text('{}')
+    found = condarc.other_system_sources(str(prefix), str(prefix / '.condarc'), etc_dir=str(etc))
+    assert found == [str(etc / '.condarc'), str(etc / 'condarc.d' / 'a.yaml'), str(prefix / 'condarc.d' / 'b.yml')]
 
 
 def test_top_level_keys():
