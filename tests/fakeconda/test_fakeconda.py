@@ -243,6 +243,23 @@ def test_shell_hook_activates_base_only_when_auto_activate_is_on(conda, system_r
     assert "conda activate" not in hook.replace("conda activate|deactivate", "") and "conda() {" in hook
 
 
+def test_tos_lists_default_channels_as_pending_until_accepted(conda, base):
+    listing = conda.json("tos")
+    assert len(listing) == 2 and all(entry["path"] == "None" and "tos_accepted" not in entry for entry in listing.values())
+    main_url = next(url for url in listing if url.endswith("/pkgs/main"))
+    conda("tos", "accept", "--override-channels", "--system", f"--channel={main_url}")
+    entry = conda.json("tos", "--override-channels", f"--channel={main_url}")[main_url]
+    assert entry["tos_accepted"] is True and entry["path"].startswith(str(base / "conda-meta" / "tos"))
+    assert conda.json("tos", "--override-channels", "--channel=conda-forge") == {listing_url(listing, "conda-forge"): None}
+    err = conda.json("tos", "accept", "--override-channels", "--channel=conda-forge", expect=1)
+    assert err["exception_name"] == "CondaToSMissingError"
+
+
+def listing_url(listing, name):
+    """URL of a named channel under the same alias as the listed default channels."""
+    return next(iter(listing)).rsplit("/pkgs/", 1)[0] + f"/{name}"
+
+
 # --- environments ---------------------------------------------------------------------
 
 SMALL_ENV = """name: small

@@ -1,23 +1,36 @@
-"""`conda tos accept|reject|view` (the conda-anaconda-tos plugin Miniconda ships).
+"""`conda tos [list] | accept | reject | view` (the conda-anaconda-tos plugin Miniconda ships).
 
-Acceptance is recorded in $CONDA_ROOT/conda-meta/tos like the plugin's --system store,
-but it is never enforced: this stand-in's channels are all offline and have no terms.
+As with Anaconda's own channels, the channels of ``default_channels`` (here the offline
+pkgs/main and pkgs/r) carry terms of service; every other channel has none (null in JSON).
+Acceptance is stored like the plugin's (``--system``: $CONDA_ROOT/conda-meta/tos, the
+default: ~/.conda/tos) but never enforced: creating environments does not check it.
 """
 
 import hashlib
 import json
-import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 from conda._standin import settings
 from conda._standin.channels import channel_base_urls
+from conda._standin.errors import CondaError
 from conda._standin.output import json_out
+
+TOS_VERSION = "2024-09-30T00:00:00Z"
+TOS_TEXT = "Terms of service of the offline channels of the torchfleet conda stand-in (tests only)."
+TOS_SUPPORT = "tests/fakeconda/README.md"
+
+
+class CondaToSMissingError(CondaError):
+    """The plugin's error for a channel that has no terms to accept."""
+
+    module = "conda_anaconda_tos.exceptions"
 
 
 def add_parser(subparsers, common):
     """Register `conda tos`."""
     parser = subparsers.add_parser("tos", parents=[common], help="View, accept, and interact with a channel's Terms of Service (ToS).")
-    parser.add_argument("action", nargs="?", default="view", choices=("accept", "reject", "view", "interactive", "clean"))
+    parser.add_argument("action", nargs="?", default="list", choices=("list", "accept", "reject", "view", "interactive", "clean"))
     parser.add_argument("-c", "--channel", action="append", default=[])
     parser.add_argument("--override-channels", action="store_true")
     where = parser.add_mutually_exclusive_group()
@@ -30,34 +43,74 @@ def add_parser(subparsers, common):
 def _store(args):
     if args.tos_root:
         return Path(args.tos_root)
-    if args.user:
-        return Path("~/.conda/tos").expanduser()
+    if args.system:
+        return settings.ROOT_PREFIX / "conda-meta" / "tos"
     if args.site:
         return Path("/etc/conda/tos")
-    return settings.ROOT_PREFIX / "conda-meta" / "tos"
+    return Path("~/.conda/tos").expanduser()
 
 
-def _urls(args, context):
+def _search_path():
+    return [Path("/etc/conda/tos"), settings.ROOT_PREFIX / "conda-meta" / "tos", Path("~/.conda/tos").expanduser()]
+
+
+def _base_urls(args, context):
     names = list(args.channel) + ([] if args.override_channels else context.channels)
-    return [url for name in dict.fromkeys(names) for url in channel_base_urls(name, context)]
+    return list(dict.fromkeys(url.rstrip("/") for name in names for url in channel_base_urls(name, context)))
+
+
+def _has_terms(url, context):
+    return url in [str(u).rstrip("/") for u in context.get("default_channels")]
+
+
+def _filename(url):
+    return f"{hashlib.sha256(url.encode()).hexdigest()}.json"
+
+
+def _local(url):
+    """The newest stored decision for a channel: (path, data) or (None, None)."""
+    for directory in reversed(_search_path()):
+        path = directory / _filename(url)
+        if path.is_file():
+            return path, json.loads(path.read_text())
+    return None, None
+
+
+def _entry(url, context):
+    if not _has_terms(url, context):
+        return None
+    path, data = _local(url)
+    entry = {"version": TOS_VERSION, "text": TOS_TEXT, "support": TOS_SUPPORT}
+    if data:
+        entry.update(base_url=url, tos_accepted=data["tos_accepted"], acceptance_timestamp=data["acceptance_timestamp"])
+    entry.update(outdated=False, path=str(path))
+    return entry
+
+
+def _decide(url, accepted, store, args):
+    store.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+    record = {"version": TOS_VERSION, "text": TOS_TEXT, "support": TOS_SUPPORT, "base_url": url, "tos_accepted": accepted, "acceptance_timestamp": stamp}
+    (store / _filename(url)).write_text(json.dumps(record) + "\n")
+    if not args.json:
+        print(f"{'accepted' if accepted else 'rejected'} Terms of Service for {url}")
 
 
 def execute(args, context):
-    """Record or show acceptance per channel."""
-    store = _store(args)
-    rows = []
-    for url in _urls(args, context):
-        path = store / f"{hashlib.sha256(url.encode()).hexdigest()}.json"
-        if args.action in ("accept", "reject"):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"base_url": url, "tos_accepted": args.action == "accept", "acceptance_timestamp": time.time()}) + "\n")
-            if not args.json:
-                print(f"{args.action}ed Terms of Service for {url}")
-        state = json.loads(path.read_text()) if path.is_file() else {}
-        rows.append({"base_url": url, "tos_accepted": state.get("tos_accepted"), "path": str(path) if state else None})
+    """List, accept or reject the terms of the selected channels."""
+    urls = _base_urls(args, context)
+    if args.action in ("accept", "reject"):
+        for url in urls:
+            if _has_terms(url, context):
+                _decide(url, args.action == "accept", _store(args), args)
+            else:
+                raise CondaToSMissingError(f"No Terms of Service for {url}.")
+        return 0
+    listing = {url: _entry(url, context) for url in urls}
     if args.json:
-        json_out(rows)
-    elif args.action in ("view", "interactive", "clean"):
-        for row in rows:
-            print(f"{row['base_url']}: {'accepted' if row['tos_accepted'] else 'rejected' if row['tos_accepted'] is False else 'pending'}")
+        json_out(listing)
+        return 0
+    for url, entry in listing.items():
+        state = "-" if entry is None else ("accepted" if entry.get("tos_accepted") else "rejected" if "tos_accepted" in entry else "pending")
+        print(f"{url}  {state}")
     return 0
