@@ -85,6 +85,11 @@ def verdict(report):
     return f"torchfleet drift audit: {state} ({'; '.join(parts)})"
 
 
+def _short(text, width=28):
+    """Digests are 64 characters; the console table shows their start (the JSON has them whole)."""
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
 def to_table(report, max_rows=50, max_hosts=8):
     """Console lines: the verdict, then an aligned field × host × value × expected table."""
     lines = [verdict(report)]
@@ -92,7 +97,7 @@ def to_table(report, max_rows=50, max_hosts=8):
     if rows:
         table = [("FIELD", "HOST", "VALUE", "EXPECTED", "SOURCE")]
         for field, value, _exp, source, hosts, entry in rows[:max_rows]:
-            table.append((field, _hosts_cell(hosts, report, max_hosts), value, _expected_text(entry), source))
+            table.append((field, _hosts_cell(hosts, report, max_hosts), _short(value), _short(_expected_text(entry)), source))
         widths = [min(60, max(len(r[i]) for r in table)) for i in range(4)]
         for row in table:
             cells = [row[i].ljust(widths[i]) for i in range(4)]

@@ -146,3 +146,18 @@ def test_spec_file_falls_back_to_the_first_listed_environment():
     assert templar.template(trust_as_template("{{ drift_audit_spec_file }}")) == "/a.yml"
     loader, variables = role_vars()
     assert Templar(loader=loader, variables=variables).template(trust_as_template("{{ drift_audit_spec_file }}")) == ""
+
+
+@pytest.mark.parametrize("overrides,fields", [
+    ({}, ["17", "*", "*", "*", "*", "trainer", "/usr/local/bin/torchfleet-drift-audit",
+          ">>/var/lib/torchfleet/reports/audit.log", "2>&1"]),
+    ({"drift_audit_cron_minute": "*/30", "drift_audit_cron_hour": "1-5", "drift_audit_cron_weekday": "1",
+      "drift_audit_log_file": "/var/log/drift audit.log"},
+     ["*/30", "1-5", "*", "*", "1", "trainer", "/usr/local/bin/torchfleet-drift-audit", ">>/var/log/drift audit.log", "2>&1"]),
+])
+def test_cron_file(overrides, fields):
+    lines = [line for line in render("torchfleet-drift-audit.cron.j2", **overrides).splitlines()
+             if line and not line.startswith("#")]
+    assert lines[:2] == ["SHELL=/bin/sh", "PATH=/usr/local/bin:/usr/bin:/bin"]
+    assert shlex.split(lines[2]) == fields
+    assert len(lines) == 3

@@ -66,6 +66,11 @@ def test_table_lines():
     assert lines[3].split() == ["python", "node1", "3.11.9", "3.11.14", "majority"]
 
 
+def test_table_shortens_digests():
+    lines = reports.to_table(make(3, [(1, "env.spec_sha256", "0" * 64)]))
+    assert lines[2].split() == ["env.spec_sha256", "node1", "0" * 25 + "...", SPEC_SHA[:25] + "...", "spec"]
+
+
 def test_table_groups_uniform_drift_and_cuts_rows():
     report = make(50, [(i, "env.packages.numpy", "2.4.5") for i in range(50)] + [(i, f"env.packages.x{i}", "1") for i in range(40)])
     lines = reports.to_table(report, max_rows=10)
