@@ -455,9 +455,10 @@ _SUBDIR_RE = re.compile(r'^(noarch|(linux|osx|win|emscripten|wasi|zos)-[a-z0-9_]
 
 
 def channel_name(channel):
-    """A channel as a name independent of the mirror it came through.
+    """A channel as its name, independent of the mirror (host and path prefix) it came through.
 
     "https://mirror.example/conda-forge/linux-64" -> "conda-forge",
+    "https://mirror.example/artifactory/api/conda/conda-forge/noarch" -> "conda-forge",
     "https://mirror.example/pkgs/main/noarch" -> "pkgs/main", "conda-forge" unchanged.
     """
     channel = (channel or '').strip()
@@ -465,11 +466,11 @@ def channel_name(channel):
         channel = channel.split('://', 1)[1]
         channel = channel.split('/', 1)[1] if '/' in channel else ''
     parts = [part for part in channel.split('/') if part]
-    if len(parts) >= 2 and parts[0] == 't':
-        parts = parts[2:]  # token-authenticated URL: /t/<token>/channel
     if parts and _SUBDIR_RE.match(parts[-1]):
         parts = parts[:-1]
-    return '/'.join(parts)
+    if len(parts) >= 2 and parts[-2] == 'pkgs':
+        return '/'.join(parts[-2:])  # the defaults channels: pkgs/main, pkgs/r, ...
+    return parts[-1] if parts else ''
 
 
 def package_entries(conda, pip):

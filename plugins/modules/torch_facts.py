@@ -84,8 +84,9 @@ notes:
     major*10000+minor*100+patch from 9.0 on (V(91002) is V(9.10.2)).
   - RV(ansible_facts.torch.env.packages_sha256) is the SHA-256 of the UTF-8 lines
     C(name version build channel), one per package, sorted by name, each ending in a newline.
-    Names are lower-case and PEP 503 normalised; channels are reduced to their name (the
-    mirror host and platform subdirectory are dropped, so nodes behind different mirrors agree);
+    Names are lower-case and PEP 503 normalised; channels are reduced to their name (mirror
+    host, path prefix and platform subdirectory are dropped, so that nodes behind different mirrors
+    agree, so C(https://mirror/x/conda-forge/linux-64) is C(conda-forge) and C(.../pkgs/main/noarch) is C(pkgs/main));
     packages only pip knows have build C(pypi_0) and channel C(pypi), as in C(conda list).
   - A Python distribution whose metadata directory belongs to a conda record is that record's
     (as C(conda list) decides); on a name clash the conda record wins.
