@@ -86,7 +86,7 @@ notes:
     C(name version build channel), one per package, sorted by name, each ending in a newline.
     Names are lower-case and PEP 503 normalised; channels are reduced to their name (mirror
     host, path prefix and platform subdirectory are dropped, so that nodes behind different mirrors
-    agree, so C(https://mirror/x/conda-forge/linux-64) is C(conda-forge) and C(.../pkgs/main/noarch) is C(pkgs/main));
+    agree; for example C(https://mirror/x/conda-forge/linux-64) is C(conda-forge), C(.../pkgs/main/noarch) is C(pkgs/main));
     packages only pip knows have build C(pypi_0) and channel C(pypi), as in C(conda list).
   - A Python distribution whose metadata directory belongs to a conda record is that record's
     (as C(conda list) decides); on a name clash the conda record wins.
