@@ -137,7 +137,7 @@ def round_trip_rows(results):
     if site.get("converged"):
         run = site["converged"][-1]
         count, detail = _per_node(run.get("ssh"))
-        rows.append(("3", "converged site.yml: SSH round trips per node", _join(count, detail), "(fewest)", ""))
+        rows.append(("3", "converged site.yml: SSH round trips per node", _join(count, detail), "", ""))
         rows.append(("3", "converged site.yml: task results per node", _remote_tasks(run.get("tasks")), "", ""))
     cached = site.get("converged_factcache")
     if cached:
