@@ -23,7 +23,7 @@ import time
 
 # Run as a script, so its own directory is on sys.path.
 import bench_table
-from bench_util import HERE, ROOT, Cluster, SshCounter, log, measure, median, read_json
+from bench_util import HERE, ROOT, Cluster, SshCounter, log, measure, median, read_json, round_trips_by_role
 
 PHASES = ("site", "probe", "audit", "engine")
 LOOP_PROBE = ("import platform, sys, torch; print(platform.node(), torch.__version__, torch.version.cuda, "
@@ -161,6 +161,7 @@ class Bench:
             handle.write("$ %s\n%s\n%s" % (" ".join(argv), result.stdout, result.stderr))
         result.ssh = self.counter.counts(ssh_log, cluster.ip_map())
         result.stats = read_json(stats_path)
+        result.ssh_by_role = round_trips_by_role(ssh_log, cluster.ip_map(), (result.stats or {}).get("tasks"))
         return result
 
     def playbook(self, tag, playbook, limit=None, extra_vars=None, extra_env=None, cluster=None):
@@ -241,6 +242,7 @@ def summarise_run(result, nodes):
     stats = result.stats or {}
     return {"wall": result.wall, "cpu": result.cpu, "rc": result.rc, "nodes": nodes, "changed": recap_changed(result.stdout),
             "downloads": getattr(result, "downloads", None), "ssh": result.ssh,
+            "ssh_by_role": getattr(result, "ssh_by_role", {}),
             "tasks": stats.get("hosts", {}), "roles": stats.get("roles", {})}
 
 

@@ -167,8 +167,10 @@ def converged_rows(results):
     roles = sorted(set(first["roles"]) | set(runs[-1]["roles"]), key=lambda r: -first["roles"].get(r, 0))
     for role in roles:
         again = median([r["roles"].get(role) for r in runs])
-        rows.append(("4", "  role %s: first vs converged" % role,
-                     "%s vs %s" % (seconds(first["roles"].get(role)), seconds(again)), "", ""))
+        trips = runs[-1].get("ssh_by_role", {}).get(role)
+        rows.append(("4", "  role %s: first vs converged" % role.replace("torchfleet.cluster.", ""),
+                     "%s vs %s%s" % (seconds(first["roles"].get(role)), seconds(again),
+                                     "" if trips is None else " (%d SSH round trips/node)" % trips), "", ""))
     return rows
 
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import bisect
 import glob
 import json
 import os
@@ -178,6 +179,30 @@ class SshCounter:
                     entry = counts.setdefault(host, dict.fromkeys(SSH_TOOLS, 0))
                     entry[tool] += 1
         return counts
+
+
+def round_trips_by_role(log_path, ip_map, tasks):
+    """{role: largest per-node count of SSH calls made while that role's tasks ran}."""
+    tasks = sorted((t for t in tasks or [] if len(t) > 3), key=lambda t: t[3])
+    starts = [t[3] for t in tasks]
+    per_role = {}
+    if not tasks or not os.path.exists(log_path):
+        return {}
+    with open(log_path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            tokens = line.split()
+            if len(tokens) < 3 or tokens[0] not in SSH_TOOLS or "-O" in tokens:
+                continue
+            host = _host_in(tokens[2:], ip_map)
+            try:
+                index = bisect.bisect_right(starts, float(tokens[1].replace(",", "."))) - 1
+            except ValueError:
+                continue
+            if host is None or index < 0:
+                continue
+            role = per_role.setdefault(tasks[index][0], {})
+            role[host] = role.get(host, 0) + 1
+    return {role: max(hosts.values()) for role, hosts in per_role.items()}
 
 
 def _host_in(tokens, ip_map):

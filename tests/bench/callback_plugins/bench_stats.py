@@ -19,7 +19,8 @@ description:
     the controller, were delegated to the controller, or were skipped (loop items count
     one each).
   - Times every task from its start to the next task's start, like profile_tasks and
-    profile_roles, and sums the times per role.
+    profile_roles, and sums the times per role; each task also records its start time
+    (epoch seconds) so SSH calls can be attributed to roles.
   - Writes everything to the JSON file named by TORCHFLEET_BENCH_STATS at the end of the run.
 options:
   output:
@@ -89,16 +90,16 @@ class CallbackModule(CallbackBase):
     def _close_task(self):
         if self._current is None:
             return
-        role, name, start = self._current
+        role, name, start, epoch = self._current
         seconds = time.monotonic() - start
         self._roles[role] = self._roles.get(role, 0.0) + seconds
-        self._tasks.append([role, name, round(seconds, 4)])
+        self._tasks.append([role, name, round(seconds, 4), round(epoch, 4)])
         self._current = None
 
     def _start_task(self, task):
         self._close_task()
         role = task._role.get_name() if task._role else "(play)"
-        self._current = (role, task.get_name(), time.monotonic())
+        self._current = (role, task.get_name(), time.monotonic(), time.time())
 
     def v2_playbook_on_task_start(self, task, is_conditional):
         self._start_task(task)
