@@ -28,13 +28,13 @@ description:
   - The previous builds are kept for rollback (O(keep_previous)); O(state=rolled_back) switches the
     live symlink to the most recent build of a different spec. Reverting the spec file to an earlier
     version switches back to that kept build without rebuilding.
-  - A real directory found at C(<prefix>/envs/<name>) (an environment made by hand) is never deleted:
+  - A real directory found at C(<prefix>/envs/<name>) (an environment made by hand) is never deleted;
     it is moved to C(<prefix>/envs/.torchfleet/<name>-legacy-<n>) and replaced by the symlink. conda
     environments are not relocatable, so the moved directory is kept for its data, not as a rollback
     target; remove it by hand or with O(state=absent).
   - conda is never called with C(--prune) and C(conda env create) never targets an existing directory.
 author:
-  - torchfleet developers
+  - torchfleet developers (@torchfleet)
 options:
   name:
     description:
@@ -143,6 +143,7 @@ attributes:
   platform:
     support: full
     platforms: posix
+    description: Needs POSIX symlinks and rename(2).
 notes:
   - Several environments per node are managed with one task each (the role loops over C(conda_env_list)).
   - Concurrent runs for the same environment are serialized with a lock file in C(<prefix>/envs/.torchfleet).
@@ -187,7 +188,7 @@ name:
   type: str
   sample: train
 prefix:
-  description: The live path of the environment (a symlink to O(build)).
+  description: The live path of the environment (a symlink to RV(build)).
   returned: always
   type: str
   sample: /opt/miniconda3/envs/train
@@ -250,7 +251,6 @@ commands:
   sample: [[/opt/miniconda3/bin/conda, env, create, --json, --file, /tmp/environment.yml, --prefix, /opt/miniconda3/envs/.torchfleet/train-3f1c2a9b7d10]]
 '''
 
-import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule

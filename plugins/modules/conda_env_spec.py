@@ -25,7 +25,7 @@ description:
     (version 1). A conda-lock file is returned converted to JSON so nodes need no YAML library.
   - This is an action plugin; it never connects to the host. Run it with C(run_once) to validate once per play.
 author:
-  - torchfleet developers
+  - torchfleet developers (@torchfleet)
 options:
   path:
     description:
@@ -50,9 +50,11 @@ attributes:
     description: Reads files only; behaves the same in check mode.
   diff_mode:
     support: none
+    description: Reports no diff; nothing changes.
   platform:
     support: full
     platforms: posix
+    description: Runs on the controller only.
 notes:
   - Pins are the exact versions the spec asks for (C(numpy=2.4.6), C(torch==2.13.0)); unpinned names map to
     null. conda's C(name=1.2) is a prefix pin, so C(1.2.3) satisfies it; pip's local labels (C(2.13.0+cpu)) are

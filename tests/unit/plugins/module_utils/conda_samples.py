@@ -158,12 +158,14 @@ PIP_FAILED_TEXT = (
     "ERROR: No matching distribution found for torch==9.9.9\n\nfailed\n\nCondaEnvException: Pip failed\n\n")
 
 # An unsatisfiable solve from conda-libmamba-solver (conda_libmamba_solver/exceptions.py).
+_UNSAT = ("Encountered problems while solving:\n  - package pytorch-gpu-2.13.0-cuda129_mkl_h1 requires __cuda, "
+          "but none of the providers can be installed\n")
 UNSATISFIABLE_JSON = json.dumps({
     "caused_by": "None",
-    "error": "LibMambaUnsatisfiableError: Encountered problems while solving:\n  - package pytorch-gpu-2.13.0-cuda129_mkl_h1 requires __cuda, but none of the providers can be installed\n",
+    "error": "LibMambaUnsatisfiableError: " + _UNSAT,
     "exception_name": "LibMambaUnsatisfiableError",
     "exception_type": "<class 'conda_libmamba_solver.exceptions.LibMambaUnsatisfiableError'>",
-    "message": "Encountered problems while solving:\n  - package pytorch-gpu-2.13.0-cuda129_mkl_h1 requires __cuda, but none of the providers can be installed\n",
+    "message": _UNSAT,
 }, indent=2, sort_keys=True) + "\n"
 
 # `conda env create --json` success (conda/cli/common.py stdout_json_success).

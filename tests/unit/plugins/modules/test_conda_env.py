@@ -76,6 +76,13 @@ class Node:
             handle.write('#!/bin/sh\n')
         os.chmod(self.conda, 0o755)
 
+    def run_command_method(self):
+        node = self
+
+        def run_command(module, cmd, **kwargs):
+            return node.run_command(module, cmd, **kwargs)
+        return run_command
+
     def run_command(self, module, cmd, **kwargs):
         self.calls.append(list(cmd))
         if cmd[0] == self.conda:
@@ -135,8 +142,7 @@ def node(tmp_path, monkeypatch):
     monkeypatch.setattr(basic.AnsibleModule, 'fail_json', fail_json)
     monkeypatch.setattr(conda_env.conda_utils, 'local_subdir', lambda: 'linux-64')
     created = Node(str(tmp_path / 'miniconda3'))
-    monkeypatch.setattr(basic.AnsibleModule, 'run_command',
-                        lambda self, cmd, **kw: created.run_command(self, cmd, **kw))
+    monkeypatch.setattr(basic.AnsibleModule, 'run_command', created.run_command_method())
     return created
 
 
