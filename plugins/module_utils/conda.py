@@ -229,11 +229,11 @@ def describe_error(action, error, rc):
 class CondaCli:
     """Runs one conda executable through ``module.run_command``; every call uses ``--json``."""
 
-    def __init__(self, module, executable, environ=None):
+    def __init__(self, module, executable, environ=None, commands=None):
         self.module = module
         self.executable = executable
         self.environ = dict(environ or {})
-        self.commands = []
+        self.commands = commands if commands is not None else []
 
     def run(self, args, action, check=True):
         cmd = [self.executable] + list(args)

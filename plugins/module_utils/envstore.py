@@ -174,7 +174,8 @@ def package_diff(current, old_expected, new_expected):
     """Spec-level difference: (summary dict, before text, after text).
 
     ``before`` lists the live versions of every package either spec names; ``after``
-    lists what the new spec asks for (a pin, or the live version of an unpinned name)."""
+    lists what the new spec asks for: the live version where it already satisfies the
+    spec, else the pin (or "unpinned" for a new name)."""
     names = sorted(set(old_expected) | set(new_expected))
     before, after = [], []
     summary = {'added': [], 'removed': [], 'changed': {}}
@@ -186,8 +187,10 @@ def package_diff(current, old_expected, new_expected):
             summary['removed'].append(name)
             continue
         pin = new_expected[name]
-        if pin is None:
-            after.append('%s==%s' % (name, live) if live is not None else '%s (unpinned)' % name)
+        if live is not None and (pin is None or envspec.version_matches(pin, live)):
+            after.append('%s==%s' % (name, live))  # satisfied: no diff line
+        elif pin is None:
+            after.append('%s (unpinned)' % name)
         else:
             after.append('%s==%s' % (name, pin))
         if live is None:

@@ -355,7 +355,8 @@ class CondaEnv:
     def conda_cli(self):
         if self.conda is None:
             executable = self.module.params['conda'] or self.layout.default_conda()
-            self.conda = conda_utils.CondaCli(self.module, executable, self.module.params['environment'])
+            self.conda = conda_utils.CondaCli(self.module, executable, self.module.params['environment'],
+                                              self.result['commands'])
         return self.conda
 
     def conda_available(self):
@@ -553,8 +554,6 @@ class CondaEnv:
 
     def fail(self, result):
         result = dict((k, v) for k, v in result.items() if v is not None)
-        if self.conda is not None:
-            self.result['commands'].extend(c for c in self.conda.commands if c not in self.result['commands'])
         result.setdefault('rc', 1)
         result.update(name=self.name, build=self.build, commands=self.result['commands'],
                       live_untouched=self.layout.live)
@@ -563,10 +562,6 @@ class CondaEnv:
     def run(self):
         state = self.module.params['state']
         getattr(self, state)()
-        if self.conda is not None:
-            for cmd in self.conda.commands:
-                if cmd not in self.result['commands']:
-                    self.result['commands'].append(cmd)
         self.module.exit_json(**self.result)
 
 

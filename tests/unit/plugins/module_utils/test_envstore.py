@@ -153,7 +153,7 @@ def test_package_diff():
     summary, before, after = envstore.package_diff(current, old, new)
     assert summary == {'added': ['scipy'], 'removed': ['typing-extensions'], 'changed': {'numpy': {'before': '2.4.5', 'after': '2.4.6'}}}
     assert before == 'numpy==2.4.5\npip==25.2\npython==3.11.13\ntorch==2.13.0+cpu\ntyping-extensions==4.14.1\n'
-    assert after == 'numpy==2.4.6\npip==25.2\npython==3.11\nscipy==1.16.1\ntorch==2.13.0\n'
+    assert after == 'numpy==2.4.6\npip==25.2\npython==3.11.13\nscipy==1.16.1\ntorch==2.13.0+cpu\n'
 
 
 def test_package_diff_without_live_env():
