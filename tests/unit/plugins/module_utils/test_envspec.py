@@ -18,6 +18,7 @@ from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils.spec
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 
+
 @pytest.mark.parametrize('case, text, line, fragment', INVALID_SPECS, ids=[c[0] for c in INVALID_SPECS])
 def test_invalid_specs_name_file_and_line(case, text, line, fragment):
     with pytest.raises(envspec.SpecError) as caught:
