@@ -1,5 +1,5 @@
 # Copyright: torchfleet developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Controller-side drift report: collect the probe results of the play's hosts, compare
 them (majority and spec), optionally write every report file, return the verdict.
 

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, torchfleet developers
-# Apache License 2.0 (see galaxy.yml)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure helpers for conda's ``.condarc``: the version -> auto-activation key rule,
 version detection from ``conda --version`` output or ``conda-meta`` records,
 and a small deterministic YAML emitter (nodes need no PyYAML)."""

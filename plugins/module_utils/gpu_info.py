@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, torchfleet developers
-# Apache License 2.0 (see galaxy.yml)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """GPU list and NVIDIA driver version from what the torch_facts probe collected:
 NVML results, ``nvidia-smi --query-gpu=... --format=csv,noheader`` output, or the
 driver's ``/proc/driver/nvidia`` files -- in that order of preference."""

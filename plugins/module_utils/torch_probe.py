@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, torchfleet developers
-# Apache License 2.0 (see galaxy.yml)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The torch_facts probe and the parsing of what it prints.
 
 ``PROBE`` is the source the environment's own interpreter runs (``python -I -c PROBE
@@ -22,7 +22,7 @@ from ansible_collections.torchfleet.cluster.plugins.module_utils import gpu_info
 
 MARKER = 'TORCHFLEET_PROBE_JSON:'
 SCHEMA = 1
-STAMP_FILE = 'torchfleet-stamp.json'
+STAMP_FILE = 'torchfleet-stamp'
 PIP_CHANNEL = 'pypi'
 PIP_BUILD = 'pypi_0'
 
@@ -42,7 +42,7 @@ import time
 MARKER = "TORCHFLEET_PROBE_JSON:"
 SMI_FIELDS = ["name", "compute_cap", "uuid", "driver_version"]
 SMI_SEARCH = ["/usr/bin", "/usr/local/bin", "/usr/local/nvidia/bin", "/opt/nvidia/bin"]
-STAMP_FILE = "torchfleet-stamp.json"
+STAMP_FILE = "torchfleet-stamp"
 
 
 def error_text(exc):

@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, torchfleet developers
-# Apache License 2.0 (see galaxy.yml)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import absolute_import, division, print_function
 
@@ -18,7 +18,7 @@ description:
   - The live path is a symlink to a build directory C(<prefix>/envs/.torchfleet/<name>-<key>), where
     C(<key>) is the first 12 hex digits of the spec's SHA-256 (followed by C(-) and 12 digits of the lock's
     SHA-256 when a lock is used).
-  - Every build records what it was built from in C(<build>/conda-meta/torchfleet-stamp.json).
+  - Every build records what it was built from in C(<build>/conda-meta/torchfleet-stamp).
     When the live build's stamp matches the requested spec and lock and its interpreter exists, the
     module reports C(ok) without running conda at all.
   - A changed spec is built into a new directory beside the live one, smoke-tested with the new

@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, torchfleet developers
-# Apache License 2.0 (see galaxy.yml)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import absolute_import, division, print_function
 
@@ -27,7 +27,7 @@ description:
   - A node without GPUs or without an NVIDIA driver is not an error.
   - The environment fingerprint is the package list of C(<prefix>/conda-meta/*.json) records
     merged with the Python distributions found on the interpreter's C(sys.path), and the build
-    stamp C(<prefix>/conda-meta/torchfleet-stamp.json) written by the conda_env role.
+    stamp C(<prefix>/conda-meta/torchfleet-stamp) written by the conda_env role.
 options:
   python:
     description:
@@ -243,7 +243,7 @@ ansible_facts:
               returned: always
               sample: {"numpy": "2.4.6", "python": "3.11.7", "torch": "2.13.0+cpu"}
             stamp:
-              description: The whole build stamp C(conda-meta/torchfleet-stamp.json), null without one.
+              description: The whole build stamp C(conda-meta/torchfleet-stamp), null without one.
               type: dict
               returned: always
               sample: {"collection_version": "0.1.0", "lock_sha256": null, "name": "train",

@@ -1,5 +1,5 @@
 # Copyright: torchfleet developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Cross-node consistency engine: which node differs from the others, or from the spec.
 
 Input: ``{host: torch_facts or None}`` in inventory order (``None`` = unreachable),

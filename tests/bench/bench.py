@@ -1,5 +1,5 @@
 # Copyright: torchfleet developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The torchfleet benchmark: where the time goes, on a local podman cluster of its own.
 
     tests/bench/run.sh [--quick] [--keep] [--nodes N] [--runs R] [--phases LIST]

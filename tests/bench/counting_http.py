@@ -1,5 +1,5 @@
 # Copyright: torchfleet developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A loopback HTTP server that stands in for the Miniconda download and counts requests.
 
 Serves one directory on 127.0.0.1 (an ephemeral port, written to --port-file) and appends

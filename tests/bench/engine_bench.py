@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 # Copyright: torchfleet developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Benchmark of the consistency engine on synthetic fleets (not a test: it never fails on speed).
 
     python tests/bench/engine_bench.py [--hosts 1000,10000,100000] [--repeat 3] [--json FILE]

@@ -1,5 +1,5 @@
 # Copyright: torchfleet developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Times commands inside a node, with no SSH in the measurement.
 
 The benchmark sends this file's source to a node's system python3 on stdin, followed by a

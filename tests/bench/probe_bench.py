@@ -1,5 +1,5 @@
 # Copyright: (c) 2026, torchfleet developers
-# Apache License 2.0 (see galaxy.yml)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Benchmark (not a test): the torch_facts probe against a bare ``python -c "import torch"``.
 
 Runs the two commands alternately (import, probe, import, probe, ...) in the same

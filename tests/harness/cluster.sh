@@ -49,7 +49,7 @@ ensure_node() {
       log "$cname runs stale image $current; recreating it from $image"
       podman rm -f "$cname" >/dev/null
     else
-      [ "$(podman inspect -f '{{ .State.Running }}' "$cname")" = true ] || podman start "$cname" >/dev/null
+      [ "$(podman inspect -f '{{ .State.Running }}' "$cname")" = true ] || podman start "$cname" >/dev/null 9>&-
       return 0
     fi
   fi
@@ -58,7 +58,7 @@ ensure_node() {
   podman run -d --name "$cname" --hostname "$host" \
     --network "$(network_name "$cluster")" --network-alias "$host" \
     --cap-add NET_ADMIN,NET_RAW --sysctl net.ipv4.ip_local_port_range="$PEER_PORT_RANGE" \
-    --label org.torchfleet.cluster="$cluster" "${mounts[@]}" "$image" >/dev/null
+    --label org.torchfleet.cluster="$cluster" "${mounts[@]}" "$image" >/dev/null 9>&-
 }
 
 container_ip() {

@@ -3,7 +3,7 @@
 set -euo pipefail
 declare -A package_of=(
   [podman]=podman [runc]=runc [debootstrap]=debootstrap [ssh]=openssh-client
-  [ssh-keygen]=openssh-client [flock]=util-linux [netavark]=netavark [aardvark-dns]=aardvark-dns
+  [ssh-keygen]=openssh-client [flock]=util-linux [netavark]=netavark [aardvark-dns]=aardvark-dns [shellcheck]=shellcheck
 )
 locate() { command -v "$1" >/dev/null || [ -x "/usr/lib/podman/$1" ]; }
 missing=()

@@ -1,5 +1,5 @@
 # Copyright: torchfleet developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Benchmark callback: per-host task counts and per-role wall times, written as JSON."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 # Copyright: (c) 2026, torchfleet developers
-# Apache License 2.0 (see galaxy.yml)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What roles/drift_audit writes on the control host: its templates rendered by Ansible's own templar
 with the role defaults, then checked (unit keys, the wrapper's lock/timeout command line, sh syntax)."""
 

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, torchfleet developers
-# Apache License 2.0 (see galaxy.yml)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The probe run for real in an interpreter that has torch, checked against torch's own answers
 and against ``python -m torch.utils.collect_env`` for the fields both report.
 
@@ -212,7 +212,7 @@ def conda_like_env(torch_python, reference, tmp_path_factory):
             'subdir': 'linux-64', 'fn': '%s-%s-%s.conda' % (name, version, build_string), 'files': files}, indent=2))
     stamp = {'collection_version': '0.1.0', 'lock_sha256': None, 'name': 'train',
              'spec_file': 'environment.yml', 'spec_sha256': 'ab' * 32}
-    (meta / 'torchfleet-stamp.json').write_text(json.dumps(stamp, sort_keys=True))
+    (meta / 'torchfleet-stamp').write_text(json.dumps(stamp, sort_keys=True))
     return root, stamp
 
 

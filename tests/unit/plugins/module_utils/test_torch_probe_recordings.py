@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, torchfleet developers
-# Apache License 2.0 (see galaxy.yml)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What ``run_command`` returned for the torch_facts probe: real recordings and GPU-node shapes.
 
 RECORDED holds real runs on the build machine (``/usr/bin/timeout --kill-after=5 120 PY -I -c

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, torchfleet developers
-# Apache License 2.0 (see galaxy.yml)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The probe source itself, executed: its functions in this process, and ``main`` in a child
 interpreter with stand-in ``torch`` packages (a CPU and a CUDA build) and fake GPU tools."""
 
@@ -88,7 +88,7 @@ def conda_prefix(tmp_path):
         'fn': 'numpy-2.3.2-py311_0.conda',
         'files': ['lib/python3.11/site-packages/numpy-2.3.2.dist-info/METADATA', 'bin/f2py']}, indent=2))
     write(meta / 'python-3.11.13-h_0.json', json.dumps({'name': 'python', 'version': '3.11.13', 'build': 'h_0'}))
-    write(meta / 'torchfleet-stamp.json', json.dumps({'name': 'train', 'spec_sha256': 'abc'}))
+    write(meta / 'torchfleet-stamp', json.dumps({'name': 'train', 'spec_sha256': 'abc'}))
     write(meta / 'broken-1-0.json', '{"name": "broken", ')
     write(meta / 'odd-1-0.json', '[1, 2]')
     write(meta / 'history', '==> 2026-01-01 <==\n')

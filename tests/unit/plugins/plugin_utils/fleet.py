@@ -1,5 +1,5 @@
 # Copyright: (c) 2026, torchfleet developers
-# Apache License 2.0 (see galaxy.yml)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Synthetic torch fact sets for the consistency tests (shape of DESIGN.md's facts contract)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 # Copyright: (c) 2026, torchfleet developers
-# Apache License 2.0 (see galaxy.yml)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Renderers: JSON shape, Markdown table, JUnit XML (parsed with xml.etree), Prometheus text (parsed here)."""
 
 from __future__ import annotations
