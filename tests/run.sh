@@ -4,7 +4,7 @@
 # Prints a per-stage wall-time table at the end; exits non-zero when any stage failed.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
+cd "$root" || exit 2
 export PATH="$root/.venv/bin:$PATH"
 export CONTAINERS_CONF="$root/tests/harness/containers.conf"
 export ANSIBLE_CONFIG="$root/ansible.cfg"

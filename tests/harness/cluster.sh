@@ -176,8 +176,8 @@ cmd_up() {
 cmd_down() {
   local cluster=$1
   require_podman
-  local ids; ids=$(podman ps -aq --filter label=org.torchfleet.cluster="$cluster")
-  [ -z "$ids" ] || podman rm -f $ids >/dev/null
+  local ids; mapfile -t ids < <(podman ps -aq --filter label=org.torchfleet.cluster="$cluster")
+  [ ${#ids[@]} -eq 0 ] || podman rm -f "${ids[@]}" >/dev/null
   ! podman network exists "$(network_name "$cluster")" || podman network rm -f "$(network_name "$cluster")" >/dev/null
   rm -rf "$(state_dir "$cluster")"
   log "cluster '$cluster' removed"

@@ -9,12 +9,13 @@ locate() { command -v "$1" >/dev/null || [ -x "/usr/lib/podman/$1" ]; }
 missing=()
 for cmd in "${!package_of[@]}"; do locate "$cmd" || missing+=("${package_of[$cmd]}"); done
 [ ${#missing[@]} -eq 0 ] && exit 0
-packages=$(printf '%s\n' "${missing[@]}" | sort -u | paste -sd' ')
+mapfile -t packages_list < <(printf '%s\n' "${missing[@]}" | sort -u)
+packages="${packages_list[*]}"
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
   echo "deps.sh: missing Debian packages: $packages — install them (apt-get install $packages) as root and re-run" >&2
   exit 1
 fi
 echo "deps.sh: installing $packages" >&2
 apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $packages >/dev/null \
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages_list[@]}" >/dev/null \
   || { echo "deps.sh: apt-get could not install: $packages" >&2; exit 1; }
