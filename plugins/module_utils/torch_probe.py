@@ -261,7 +261,7 @@ def conda_meta(prefix):
         return None
     out = {"records": [], "stamp": None, "errors": []}
     for name in sorted(os.listdir(meta)):
-        if not name.endswith(".json"):
+        if not (name.endswith(".json") or name == STAMP_FILE):
             continue
         try:
             with open(os.path.join(meta, name), "rb") as handle:
