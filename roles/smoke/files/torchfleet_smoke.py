@@ -171,7 +171,7 @@ def train_steps(torch, model, device, rank, steps):
     """A few SGD steps on data that differs per rank, so DDP must average gradients."""
     generator = torch.Generator().manual_seed(1000 + rank)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
-    for _ in range(steps):
+    for dummy in range(steps):
         inputs = torch.randn(32, 16, generator=generator).to(device)
         target = inputs.sum(dim=1, keepdim=True)
         optimizer.zero_grad()
@@ -211,7 +211,7 @@ def phase_ddp(args, torch):
         params = torch.cat([p.detach().flatten() for p in model.parameters()])
         if torch.equal(params, initial):
             raise CheckFailed("parameters did not change during training")
-        gathered = [torch.empty_like(params) for _ in range(args.world_size)]
+        gathered = [torch.empty_like(params) for dummy in range(args.world_size)]
         dist.all_gather(gathered, params)
         differing = [rank for rank, other in enumerate(gathered) if not torch.equal(other, gathered[0])]
         if differing:
