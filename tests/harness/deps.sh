@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Install the Debian packages the demo and the tests need, only when something is missing.
 set -euo pipefail
+# iptables: netavark (podman 4.3 on bookworm) sets up container networks through it.
 declare -A package_of=(
   [podman]=podman [runc]=runc [debootstrap]=debootstrap [ssh]=openssh-client
   [ssh-keygen]=openssh-client [flock]=util-linux [netavark]=netavark [aardvark-dns]=aardvark-dns [shellcheck]=shellcheck
+  [iptables]=iptables
 )
 locate() { command -v "$1" >/dev/null || [ -x "/usr/lib/podman/$1" ]; }
 missing=()

@@ -8,7 +8,7 @@ recipe_hash=$(cat "$here/build.sh" "$here/packages.txt" "$here/node-init" | sha2
 image="localhost/torchfleet-node:$recipe_hash"
 
 if podman image exists "$image"; then
-  if podman run --rm --entrypoint /usr/bin/python3 "$image" -c 'import venv, ssl' >/dev/null 2>&1; then
+  if podman run --rm --network none --entrypoint /usr/bin/python3 "$image" -c 'import venv, ssl' >/dev/null 2>&1; then
     echo "$image"; exit 0
   fi
   echo "build.sh: image $image exists but is broken (python3 -c 'import venv' fails); rebuilding" >&2
