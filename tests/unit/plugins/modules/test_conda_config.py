@@ -20,6 +20,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.torchfleet.cluster.plugins.module_utils import condarc
 from ansible_collections.torchfleet.cluster.plugins.modules import conda_config
+from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson, patch_module_exits
 
 # Recorded `conda --version` answers (stdout, rc 0) of real releases.
 CONDA_VERSION_OUTPUT = {
@@ -45,28 +46,9 @@ BOTH_KEYS_CONDARC = 'auto_activate_base: false\nauto_activate: false\nchannels:\
 HAND_WRITTEN_CONDARC = 'channels:\n  - conda-forge\nssl_verify: false\nauto_activate: true\n'
 
 
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
-
-
-def exit_json(self, **kwargs):
-    kwargs.setdefault('changed', False)
-    raise ExitJson(kwargs)
-
-
-def fail_json(self, **kwargs):
-    kwargs['failed'] = True
-    raise FailJson(kwargs)
-
-
 @pytest.fixture(autouse=True)
 def patch_exits(monkeypatch):
-    monkeypatch.setattr(basic.AnsibleModule, 'exit_json', exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, 'fail_json', fail_json)
+    patch_module_exits(monkeypatch)
 
 
 def make_prefix(tmp_path, case):

@@ -21,6 +21,7 @@ from ansible.module_utils.testing import patch_module_args
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec, envstore
 from ansible_collections.torchfleet.cluster.plugins.modules import conda_env
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import conda_samples as samples
+from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson, patch_module_exits
 
 SPEC_V1 = ('name: train\nchannels:\n  - conda-forge\ndependencies:\n  - python=3.11\n  - pip\n'
            '  - numpy=2.4.5\n  - pip:\n      - torch==2.13.0\n')
@@ -40,24 +41,6 @@ CONDA_LOCK_JSON = json.dumps({'version': 1, 'metadata': {'platforms': ['linux-64
      'url': 'https://mirror.invalid/packages/torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl',
      'hash': {'sha256': '92d6037539857d8206b8f6ae472e8b77db8058fec5937a1ef3f54304089edbb9'}},
 ]})
-
-
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
-
-
-def exit_json(self, **kwargs):
-    kwargs.setdefault('changed', False)
-    raise ExitJson(kwargs)
-
-
-def fail_json(self, **kwargs):
-    kwargs['failed'] = True
-    raise FailJson(kwargs)
 
 
 class Node:
@@ -138,8 +121,7 @@ class Node:
 
 @pytest.fixture
 def node(tmp_path, monkeypatch):
-    monkeypatch.setattr(basic.AnsibleModule, 'exit_json', exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, 'fail_json', fail_json)
+    patch_module_exits(monkeypatch)
     monkeypatch.setattr(conda_env.conda_utils, 'local_subdir', lambda: 'linux-64')
     created = Node(str(tmp_path / 'miniconda3'))
     monkeypatch.setattr(basic.AnsibleModule, 'run_command', created.run_command_method())

@@ -27,26 +27,9 @@ from ansible_collections.torchfleet.cluster.plugins.module_utils import torch_pr
 from ansible_collections.torchfleet.cluster.plugins.modules import torch_facts
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import test_torch_probe_recordings as rec
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils.test_torch_probe_real import can_import_torch
+from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson, patch_module_exits
 
 TIMEOUT_BIN = '/usr/bin/timeout'
-
-
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
-
-
-def exit_json(self, **kwargs):
-    kwargs.setdefault('changed', False)
-    raise ExitJson(kwargs)
-
-
-def fail_json(self, **kwargs):
-    kwargs['failed'] = True
-    raise FailJson(kwargs)
 
 
 class Node(object):
@@ -75,8 +58,7 @@ class Node(object):
 @pytest.fixture
 def node(monkeypatch):
     state = Node()
-    monkeypatch.setattr(basic.AnsibleModule, 'exit_json', exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, 'fail_json', fail_json)
+    patch_module_exits(monkeypatch)
     # bound methods of the Node: AnsibleModule instances call them without rebinding
     monkeypatch.setattr(basic.AnsibleModule, 'run_command', state.run_command)
     monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', state.get_bin_path)
@@ -321,8 +303,7 @@ def real_torch_python():
 
 def test_real_run_never_imports_torch_here(real_torch_python, monkeypatch):
     """The whole module against the real interpreter, with the real run_command."""
-    monkeypatch.setattr(basic.AnsibleModule, 'exit_json', exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, 'fail_json', fail_json)
+    patch_module_exits(monkeypatch)
     had_torch = 'torch' in sys.modules
     facts = run_module({'python': real_torch_python})['ansible_facts']['torch']
     assert ('torch' in sys.modules) == had_torch
