@@ -7,8 +7,14 @@ cd "$root"
 nodes=${NODES:-3}
 out="$root/tests/output/demo"
 mkdir -p "$out"
-exec 8>"$out/demo.lock"
-flock -n 8 || { echo "demo.sh: another 'make demo' is running on this machine (lock $out/demo.lock); wait for it" >&2; exit 1; }
+# One demo at a time. flock -o keeps the lock in flock itself: the nodes and SSH
+# ControlPersist masters this run starts outlive it and must not inherit the lock.
+if [ -z "${TORCHFLEET_DEMO_LOCKED:-}" ]; then
+  status=0
+  TORCHFLEET_DEMO_LOCKED=1 flock -n -o -E 75 "$out/demo.lock" "$0" "$@" || status=$?
+  [ "$status" -ne 75 ] || echo "demo.sh: another 'make demo' is running on this machine (lock $out/demo.lock); wait for it" >&2
+  exit "$status"
+fi
 
 installer_vars="$root/inventories/demo/installer.yml"
 if tests/harness/miniconda-reachable.sh; then
@@ -37,7 +43,8 @@ if ! ansible-playbook site.yml > "$log" 2>&1; then
   tail -40 "$log"; echo "demo.sh: site.yml failed (full log: $log)" >&2; exit 1
 fi
 grep -A "$((nodes + 2))" '^PLAY RECAP' "$log"
-if ! ansible-playbook playbooks/smoke.yml > "$out/smoke.log" 2>&1; then
+rm -f "$out/smoke.json"
+if ! ansible-playbook playbooks/smoke.yml -e "smoke_report_file=$out/smoke.json" > "$out/smoke.log" 2>&1; then
   tail -40 "$out/smoke.log"; echo "demo.sh: smoke.yml failed (full log: $out/smoke.log)" >&2; exit 1
 fi
-ansible-playbook tests/harness/demo_summary.yml -e "demo_installer='$installer'" 2>/dev/null | sed -n '/TORCHFLEET SUMMARY/,/END SUMMARY/p' | sed 's/^ *"//; s/",\?$//'
+ansible-playbook tests/harness/demo_summary.yml -e "demo_installer='$installer'" -e "demo_smoke_report=$out/smoke.json" 2>/dev/null | sed -n '/TORCHFLEET SUMMARY/,/END SUMMARY/p' | sed 's/^ *"//; s/",\?$//'
