@@ -54,8 +54,10 @@ def main(argv):
     mode, limit = argv[0], float(argv[1])
     if mode == "listen":
         listen(limit, [int(port) for port in argv[2:]])
-    else:
+    elif mode == "connect":
         connect(limit, argv[2], [int(port) for port in argv[3:]])
+    else:
+        sys.exit("port_probe: mode must be listen or connect, not %r" % mode)
 
 
 main(sys.argv[1:])
