@@ -105,9 +105,15 @@ options:
   mode:
     description:
       - Permissions of the file, as an octal string.
+      - Settings that carry credentials (a URL with a password, an anaconda.org C(/t/TOKEN/) path, a key named
+        like C(password) or C(token)) are refused while the mode lets every user read the file. conda opens
+        every system C(.condarc) without a permission check, so a file other users cannot read stops their
+        conda; keep credentials out of it (for example C(HTTPS_PROXY) in the environment of the runs that need
+        it) or choose a mode such as C(0640) with a O(group) of the users who run conda.
     type: raw
     default: '0644'
 notes:
+  - Credentials never appear in the diff or in the returned RV(settings); they are masked.
   - Needs no Python library on the node; the file is rendered by the module itself.
   - conda merges this file with the other system-wide ones (C(/etc/conda/.condarc),
     C(/etc/conda/condarc.d/), C(PREFIX/condarc), C(PREFIX/condarc.d/)) and the users' own; the module
@@ -169,7 +175,7 @@ other_sources:
   elements: str
   sample: [/opt/miniconda3/condarc.d/anaconda-tos.yml]
 settings:
-  description: Every key and value the file now holds.
+  description: Every key and value the file now holds, credentials masked.
   returned: always
   type: dict
   sample: {"auto_activate": false, "channels": ["conda-forge"], "channel_priority": "strict"}
@@ -181,6 +187,7 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_native
 
+from ansible_collections.torchfleet.cluster.plugins.module_utils import credentials
 from ansible_collections.torchfleet.cluster.plugins.module_utils.condarc import (
     AUTO_ACTIVATE_ALIASES,
     auto_activate_key,
@@ -240,6 +247,19 @@ def desired_settings(module, version):
     return settings
 
 
+def refuse_readable_credentials(module, settings, path):
+    mode = module.params['mode']
+    try:
+        mode_bits = int(str(mode), 8)
+    except ValueError:
+        return  # a symbolic mode: load_file_common_arguments reports it if it is invalid
+    if mode_bits & 0o004 and credentials.has_credentials(settings):
+        module.fail_json(msg='the settings for %s carry credentials (shown masked: %s) but mode %s lets every user '
+                             'read the file; pass them to the runs that need them instead (for example HTTPS_PROXY '
+                             'in conda_env_environment), or set a mode such as 0640 with a group of the users who '
+                             'run conda' % (path, credentials.mask_value(settings), mode))
+
+
 def read_text(path):
     try:
         with open(path, 'rb') as handle:
@@ -288,6 +308,7 @@ def main():
     version = detect_version(module, prefix)
     settings = desired_settings(module, version)
 
+    refuse_readable_credentials(module, settings, path)
     before = read_text(path)
     after = render_condarc(settings)
     changed = before != after
@@ -307,10 +328,11 @@ def main():
         conda_version=version_string(version),
         auto_activate_key=auto_activate_key(version),
         removed_keys=[key for key in top_level_keys(before) if key not in settings],
-        settings=settings,
+        settings=credentials.mask_value(settings),
     )
     if module._diff:
-        result['diff'] = dict(before=before or '', after=after, before_header=path, after_header=path)
+        result['diff'] = dict(before=credentials.mask_text(before or ''), after=credentials.mask_text(after),
+                              before_header=path, after_header=path)
     module.exit_json(**result)
 
 

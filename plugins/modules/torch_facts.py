@@ -79,6 +79,9 @@ attributes:
 notes:
   - The probe runs C(python -I), so E(PYTHONPATH), the user site directory and the current
     directory do not leak into the facts.
+  - Run as root, the probe runs as the owner of the environment when that is another user (or as
+    C(nobody) when anyone can write it), through C(setpriv): root never runs code that a less
+    privileged user can change. The facts are the same, the environment being readable to its owner.
   - RV(ansible_facts.torch.cudnn) converts C(torch.backends.cudnn.version()) with cuDNN's own
     encoding, major*1000+minor*100+patch before 9.0 (V(8902) is V(8.9.2)) and
     major*10000+minor*100+patch from 9.0 on (V(91002) is V(9.10.2)).
@@ -253,7 +256,7 @@ ansible_facts:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.torchfleet.cluster.plugins.module_utils import gpu_info, torch_probe
+from ansible_collections.torchfleet.cluster.plugins.module_utils import gpu_info, runas, torch_probe
 
 GPU_QUERY_TIMEOUT = 20
 TIMED_OUT_RCS = (124, 137)
@@ -283,11 +286,29 @@ def run_probe(module, python):
                                      gpu_timeout=min(GPU_QUERY_TIMEOUT, timeout),
                                      timeout_bin=module.get_bin_path('timeout'), timeout=timeout)
     wrapped = argv[0] != python  # run under coreutils timeout
+    drop = privilege_drop(module, python)
+    if drop:
+        at = argv.index(python)
+        argv = argv[:at] + drop + argv[at:]
     try:
         return (wrapped,) + module.run_command(argv, expand_user_and_vars=False, handle_exceptions=False)
     except OSError as exc:
         give_up(module, 'torch_facts could not run the interpreter %s: %s' % (python, exc),
                 rc=127 if exc.errno == 2 else 126, stderr=str(exc))
+
+
+def privilege_drop(module, python):
+    """argv prefix that runs the probe as the user who can change the environment, if not root."""
+    if os.geteuid() != 0:
+        return []
+    writer = runas.foreign_writer(python)
+    if writer is None:
+        return []
+    setpriv = module.get_bin_path('setpriv')
+    if setpriv is None:
+        module.fail_json(msg='torch_facts: %s can be changed by uid %d, so it must not run as root, and setpriv '
+                             '(util-linux) to run it as that user is missing' % (python, writer[0]))
+    return runas.as_user_argv(setpriv, writer[0], writer[1])
 
 
 def stderr_gist(text):

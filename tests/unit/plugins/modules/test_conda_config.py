@@ -316,3 +316,37 @@ def test_other_system_sources(tmp_path):
 def test_top_level_keys():
     assert condarc.top_level_keys(BOTH_KEYS_CONDARC) == ['auto_activate_base', 'auto_activate', 'channels']
     assert condarc.top_level_keys(None) == []
+
+
+PROXY_WITH_PASSWORD = {'proxy_servers': {'https': 'http://build:s3cr3t-pw@proxy.internal:3128'}}
+
+CREDENTIAL_CASES = [
+    dict(id='proxy-password-in-a-world-readable-file-is-refused',
+         params=dict(conda_version='26.7.1', settings=PROXY_WITH_PASSWORD),
+         expect=dict(failed='carry credentials')),
+    dict(id='token-channel-in-a-world-readable-file-is-refused',
+         params=dict(conda_version='26.7.1', channels=['https://conda.example.invalid/t/tk-0123456789/private']),
+         expect=dict(failed='carry credentials')),
+    dict(id='secret-named-key-in-a-world-readable-file-is-refused',
+         params=dict(conda_version='26.7.1', settings={'anaconda_upload_token': 'tk-0123456789'}),
+         expect=dict(failed='carry credentials')),
+    dict(id='narrowed-mode-writes-the-credentials-and-masks-them',
+         params=dict(conda_version='26.7.1', settings=PROXY_WITH_PASSWORD, mode='0640'),
+         expect=dict(changed=True)),
+]
+
+
+@pytest.mark.parametrize('case', CREDENTIAL_CASES, ids=[case['id'] for case in CREDENTIAL_CASES])
+def test_credentials_never_leak(monkeypatch, tmp_path, case):
+    prefix = make_prefix(tmp_path, case)
+    result, dummy = run_module(monkeypatch, prefix, case)
+    secret_words = ('s3cr3t-pw', 'tk-0123456789')
+    assert not any(word in json.dumps(result) for word in secret_words), result
+    if 'failed' in case['expect']:
+        assert result.get('failed') and case['expect']['failed'] in result['msg']
+        assert not (prefix / '.condarc').exists()
+        return
+    written = (prefix / '.condarc').read_text()
+    assert 's3cr3t-pw' in written
+    assert stat.S_IMODE(os.stat(str(prefix / '.condarc')).st_mode) == 0o640
+    assert '********' in result['diff']['after'] and '********' in json.dumps(result['settings'])

@@ -309,3 +309,50 @@ def test_real_run_never_imports_torch_here(real_torch_python, monkeypatch):
     assert ('torch' in sys.modules) == had_torch
     assert facts['version'] and facts['env']['packages']['torch'] == facts['version']
     assert facts['python'] and facts['distributed']['available'] in (True, False)
+
+
+SETPRIV = '/usr/bin/setpriv'
+# How the environment is laid out -> the argv prefix the probe must run under (as root).
+OWNER_CASES = [
+    dict(id='root-owned environment runs as root', change=None, prefix=[]),
+    dict(id='environment given to uid 65534 runs as that user', change='chown-prefix',
+         prefix=[SETPRIV, '--reuid=65534', '--regid=65534']),
+    dict(id='site-packages owned by another user runs as that user', change='chown-site-packages',
+         prefix=[SETPRIV, '--reuid=65534', '--regid=65534']),
+    dict(id='world-writable bin/ runs as nobody', change='world-writable-bin',
+         prefix=[SETPRIV, '--reuid=65534', '--regid=65534']),
+]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason='changing owners needs root')
+@pytest.mark.parametrize('case', OWNER_CASES, ids=[case['id'] for case in OWNER_CASES])
+def test_probe_never_runs_another_users_environment_as_root(node, tmp_path, case):
+    node.run = rec.recorded('venv_torch_2_13_cpu')
+    node.path = {'setpriv': SETPRIV}
+    python = interpreter(tmp_path)
+    prefix = os.path.dirname(os.path.dirname(python))
+    site = os.path.join(prefix, 'lib', 'python3.11', 'site-packages')
+    os.makedirs(site)
+    if case['change'] == 'chown-prefix':
+        os.chown(prefix, 65534, 65534)
+    elif case['change'] == 'chown-site-packages':
+        os.chown(site, 65534, 65534)
+    elif case['change'] == 'world-writable-bin':
+        os.chmod(os.path.dirname(python), 0o777)
+    run_module({'python': python})
+    argv = node.calls[0][0]
+    at = argv.index(python)
+    dropped = argv[3:at]  # after: timeout --kill-after=5 SECONDS
+    assert dropped[:3] == case['prefix']
+    if case['prefix']:
+        assert dropped[-1] == '--' and dropped[3] in ('--init-groups', '--clear-groups')
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason='changing owners needs root')
+def test_another_users_environment_without_setpriv_is_refused(node, tmp_path):
+    node.run = rec.recorded('venv_torch_2_13_cpu')
+    python = interpreter(tmp_path)
+    os.chown(os.path.dirname(os.path.dirname(python)), 65534, 65534)
+    result = run_module({'python': python}, expect=FailJson)
+    assert 'setpriv' in result['msg'] and 'uid 65534' in result['msg']
+    assert node.calls == []

@@ -1,0 +1,53 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, torchfleet developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Run an environment's interpreter as the user who can change it, never as root for them.
+
+A module running as root that executes ``ENV/bin/python`` runs whatever the owner of ENV put
+in ``site-packages``: if that owner is not root, it hands them root. ``foreign_writer`` tells
+who besides root can change what the interpreter loads; ``as_user_argv`` is the prefix that
+drops to that user (util-linux ``setpriv``, present on every systemd-era distribution) so
+the command runs with exactly their rights."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import glob
+import os
+import pwd
+import stat
+
+NOBODY = (65534, 65534)
+
+
+def interpreter_tree(python):
+    """The files and directories whose owner decides what ``python`` runs."""
+    prefix = os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(python))))
+    paths = [os.path.realpath(python), prefix, os.path.join(prefix, 'bin'), os.path.join(prefix, 'lib')]
+    paths.extend(sorted(glob.glob(os.path.join(prefix, 'lib', 'python*', 'site-packages'))))
+    return [path for path in paths if os.path.exists(path)]
+
+
+def foreign_writer(python):
+    """(uid, gid) of a user other than root who can change what ``python`` runs, or None.
+
+    A non-root owner wins; a path that anyone may write (world-writable, not sticky) makes
+    the answer ``nobody``, the least a stranger could have planted there."""
+    for path in interpreter_tree(python):
+        info = os.stat(path)
+        if info.st_uid != 0:
+            return info.st_uid, info.st_gid
+        if info.st_mode & stat.S_IWOTH and not info.st_mode & stat.S_ISVTX:
+            return NOBODY
+    return None
+
+
+def as_user_argv(setpriv, uid, gid):
+    """argv prefix that runs the rest of the command as uid:gid with that user's groups."""
+    try:
+        pwd.getpwuid(uid)
+        groups = '--init-groups'
+    except KeyError:
+        groups = '--clear-groups'
+    return [setpriv, '--reuid=%d' % uid, '--regid=%d' % gid, groups, '--']
