@@ -80,7 +80,7 @@ notes:
   - The probe runs C(python -I), so E(PYTHONPATH), the user site directory and the current
     directory do not leak into the facts.
   - Run as root, the probe runs as the owner of the environment when that is another user (or as
-    C(nobody) when anyone can write it), through C(setpriv): root never runs code that a less
+    C(nobody) when anyone can write it), through C(setpriv), so that root never runs code that a less
     privileged user can change. The facts are the same, the environment being readable to its owner.
   - RV(ansible_facts.torch.cudnn) converts C(torch.backends.cudnn.version()) with cuDNN's own
     encoding, major*1000+minor*100+patch before 9.0 (V(8902) is V(8.9.2)) and

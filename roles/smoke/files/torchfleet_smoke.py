@@ -28,7 +28,7 @@ import threading
 import time
 import warnings
 
-RESULT = {"ok": False, "rank": None, "host": socket.gethostname(), "torch": None,
+RESULT = {"ok": False, "rank": None, "host": socket.gethostname(), "uid": os.geteuid(), "torch": None,
           "backend": None, "seconds": 0.0, "phases": []}
 START = time.monotonic()
 EMIT_LOCK = threading.Lock()
