@@ -38,8 +38,10 @@ if [ -L "$prefix" ]; then
   exit 1
 fi
 if [ -e "$prefix" ]; then
+  echo "torchfleet: bash $installer -b -u -p $prefix"
   as_owner_of "$prefix" bash "$installer" -b -u -p "$prefix"
 else
+  echo "torchfleet: bash $installer -b -p $prefix"
   bash "$installer" -b -p "$prefix"
 fi
 echo "torchfleet: installed"

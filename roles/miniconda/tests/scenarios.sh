@@ -109,7 +109,7 @@ check "check mode reports it" test "$rc" -eq 0 -a "$(recap changed)" -gt 0
 check "check mode left it broken" on_node 1 'test ! -e /opt/miniconda3/bin/conda'
 play -v
 check "repair succeeds" test "$rc" -eq 0
-check "repaired with -u" logged '"-u"'
+check "repaired with -u" logged ' -b -u -p /opt/miniconda3'
 check "conda works again" on_node 1 '/opt/miniconda3/bin/conda --version >/dev/null'
 play
 check "then changed=0" test "$rc" -eq 0 -a "$(recap changed)" -eq 0
