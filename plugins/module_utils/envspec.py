@@ -97,9 +97,14 @@ def sha256_file(path, chunk=1 << 20):
     return digest.hexdigest()
 
 
-def to_text(data):
+def to_text(data, source=None):
+    """UTF-8 bytes as text; anything else is a SpecError naming ``source`` and the byte offset."""
     if isinstance(data, bytes):
-        return data.decode('utf-8')
+        try:
+            return data.decode('utf-8')
+        except UnicodeDecodeError as exc:
+            raise SpecError('not UTF-8 text (byte 0x%02x at offset %d); save the file as UTF-8'
+                            % (bytearray(data[exc.start:exc.start + 1])[0], exc.start), source)
     return data
 
 
@@ -284,7 +289,7 @@ def parse_spec(content, source=None):
     """Parse and validate environment.yml text; return the normalized spec dict.
 
     Raises SpecError naming ``source`` and the line of the first problem found."""
-    text = to_text(content)
+    text = to_text(content, source)
     root = _compose(text, source)
     if root is None:
         raise SpecError('the file is empty', source, 1)
@@ -405,9 +410,9 @@ def default_smoke_test(pins):
 # ---------------------------------------------------------------- locks
 
 
-def lock_kind(content):
+def lock_kind(content, source=None):
     """'explicit' for ``conda list --explicit`` files, 'conda-lock' for conda-lock YAML/JSON, else None."""
-    text = to_text(content)
+    text = to_text(content, source)
     for line in text.splitlines():
         if line.strip() == EXPLICIT_MARKER:
             return LOCK_EXPLICIT
@@ -421,7 +426,7 @@ def lock_kind(content):
 
 def parse_explicit(content, source=None):
     """Parse an ``@EXPLICIT`` file into {'kind', 'platform', 'packages'}."""
-    text = to_text(content)
+    text = to_text(content, source)
     platform = None
     packages = []
     seen_marker = False
@@ -455,7 +460,7 @@ def parse_explicit(content, source=None):
 
 def parse_conda_lock(content, source=None):
     """Parse a conda-lock (version 1) lock file, YAML or the JSON the role converts it to."""
-    text = to_text(content)
+    text = to_text(content, source)
     data = None
     if text.lstrip().startswith('{'):
         try:
@@ -485,7 +490,7 @@ def parse_conda_lock(content, source=None):
 
 
 def parse_lock(content, source=None):
-    kind = lock_kind(content)
+    kind = lock_kind(content, source)
     if kind == LOCK_EXPLICIT:
         return parse_explicit(content, source)
     if kind == LOCK_CONDA_LOCK:

@@ -1,14 +1,24 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, torchfleet developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""On-disk layout of managed environments: builds, stamps, the live symlink, history.
+"""On-disk layout of managed environments: builds, stamps, the live symlink, history, the lock.
 
 ::
 
-    <root>/envs/<name>                      -> .torchfleet/<name>-<key>   (the live path)
-    <root>/envs/.torchfleet/<name>-<key>/   a complete, smoke-tested build
-    <root>/envs/.torchfleet/<name>.history  build names, most recently live first
-    <root>/envs/.torchfleet/.<name>.lock    serializes concurrent runs
+    <root>/envs/<name>                        -> .torchfleet/<name>.d/<key>   (the live path)
+    <root>/envs/.torchfleet/<name>.d/<key>/   a build of <name> (complete once stamped)
+    <root>/envs/.torchfleet/<name>.d/history  builds, most recently live first
+    <root>/envs/.torchfleet/<name>.d/legacy-<n>/  a hand-made environment moved aside
+    <root>/envs/.torchfleet/.<name>.lock      serializes runs for <name>; names its holder
+
+Every directory of one environment lives in its own ``<name>.d`` (a name cannot contain
+``/``), so building, pruning or removing one environment can never reach another's.
+
+Stores written by 0.1.0 kept builds flat, ``.torchfleet/<name>-<key>``; one environment's
+name could then be another's plus ``-<key>``. Such a directory is treated as a build of
+``<name>`` only when its stamp records ``<name>``; an unstamped one is never touched.
+``<name>-legacy-<n>`` directories of that layout are recognized by name (that suffix is
+unambiguous).
 
 Nothing here ends in ``.json`` inside ``conda-meta``: conda loads every
 ``conda-meta/*.json`` as a package record and stops with an error on any other file
@@ -26,7 +36,10 @@ import json
 import os
 import re
 import shutil
+import socket
+import stat
 import tempfile
+import time
 
 try:
     import fcntl
@@ -35,18 +48,54 @@ except ImportError:  # pragma: no cover - not POSIX
     HAS_FCNTL = False
 
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
+from ansible_collections.torchfleet.cluster.plugins.module_utils import trusted_exec
 
 STORE = '.torchfleet'
+HOME_SUFFIX = '.d'
 STAMP = os.path.join('conda-meta', 'torchfleet-stamp')
 SPEC_COPY = os.path.join('conda-meta', 'torchfleet-environment.yml')
 LOCK_COPY = os.path.join('conda-meta', 'torchfleet-lock.txt')
 EXPECTED = os.path.join('conda-meta', 'torchfleet-expected')
 STAMP_KEYS = ('collection_version', 'lock_sha256', 'name', 'spec_file', 'spec_sha256')
-_NAME_RE = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.+-]*$')
+_NAME_RE = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.+-]*\Z')
+_SHA256_RE = re.compile(r'^[0-9a-f]{64}\Z')
+_KEY_RE = re.compile(r'^[0-9a-f]{12}(?:-[0-9a-f]{12})?\Z')
+_LEGACY_RE = re.compile(r'^legacy-[0-9]+\Z')
+_NOFOLLOW = getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_CLOEXEC', 0)
+_READ_LIMIT = 1 << 20
 
 
 def valid_name(name):
     return bool(name) and bool(_NAME_RE.match(name)) and name != 'base'
+
+
+def valid_sha256(text):
+    return isinstance(text, str) and bool(_SHA256_RE.match(text))
+
+
+class LockBusy(Exception):
+    """Another run holds an environment's lock; ``str()`` says who, since when, and how long we waited."""
+
+    def __init__(self, name, path, holder, waited):
+        self.name = name
+        self.path = path
+        self.holder = holder or {}
+        self.waited = waited
+        super(LockBusy, self).__init__(self.__str__())
+
+    def __str__(self):
+        holder = self.holder
+        if holder.get('pid'):
+            who = 'pid %s on %s (user %s) since %s' % (holder.get('pid'), holder.get('host', '?'),
+                                                       holder.get('user', '?'), holder.get('started', '?'))
+        else:
+            who = 'a run that has not recorded itself yet'
+        return ('another run is changing the environment %s: %s holds %s; gave up after %d s '
+                '(raise lock_timeout to wait longer)' % (self.name, who, self.path, self.waited))
+
+
+class UnknownOwner(Exception):
+    pass
 
 
 # ---------------------------------------------------------------- stamps
@@ -69,6 +118,46 @@ def stamp_matches(found, wanted):
     return all(found.get(key) == wanted.get(key) for key in ('name', 'spec_sha256', 'lock_sha256'))
 
 
+def read_beneath(base, relpath, limit=_READ_LIMIT):
+    """The bytes of ``base/relpath``, following no symlink at or below ``base``, or None.
+
+    A build may belong to an unprivileged owner, who could point ``conda-meta`` or the stamp
+    at a file only root may read."""
+    fds = []
+    try:
+        fds.append(os.open(base, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW))
+        parts = relpath.split(os.sep)
+        for part in parts[:-1]:
+            fds.append(os.open(part, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW, dir_fd=fds[-1]))
+        fds.append(os.open(parts[-1], os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW, dir_fd=fds[-1]))
+        if not stat.S_ISREG(os.fstat(fds[-1]).st_mode):
+            return None
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fds[-1], 65536)
+            if not chunk:
+                return b''.join(chunks)
+            chunks.append(chunk)
+            size += len(chunk)
+        return None
+    except OSError:
+        return None
+    finally:
+        for fd in reversed(fds):
+            os.close(fd)
+
+
+def _read_json_beneath(base, relpath):
+    data = read_beneath(base, relpath)
+    if data is None:
+        return None
+    try:
+        value = json.loads(data.decode('utf-8'))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def _read_json(path):
     try:
         with open(path, 'r') as handle:
@@ -78,13 +167,11 @@ def _read_json(path):
 
 
 def read_stamp(build):
-    data = _read_json(os.path.join(build, STAMP))
-    return data if isinstance(data, dict) else None
+    return _read_json_beneath(build, STAMP)
 
 
 def read_expected(build):
-    data = _read_json(os.path.join(build, EXPECTED))
-    return data if isinstance(data, dict) else None
+    return _read_json_beneath(build, EXPECTED)
 
 
 def atomic_write(path, data):
@@ -127,30 +214,77 @@ def healthy(build):
 # ---------------------------------------------------------------- ownership
 
 
-def _ids(owner, group):
+def resolve_ids(owner, group):
+    """(uid, gid) for chown, -1 for "unchanged"; UnknownOwner names a user or group that does not exist."""
+    import grp
+    import pwd
     uid = gid = -1
     if owner:
-        import pwd
-        uid = int(owner) if owner.isdigit() else pwd.getpwnam(owner).pw_uid
+        try:
+            uid = int(owner) if owner.isdigit() else pwd.getpwnam(owner).pw_uid
+        except KeyError:
+            raise UnknownOwner('owner %r: no such user on this node' % owner)
     if group:
-        import grp
-        gid = int(group) if group.isdigit() else grp.getgrnam(group).gr_gid
+        try:
+            gid = int(group) if group.isdigit() else grp.getgrnam(group).gr_gid
+        except KeyError:
+            raise UnknownOwner('group %r: no such group on this node' % group)
     return uid, gid
 
 
-def chown_tree(path, owner, group):
-    if not owner and not group:
+def _unshare(dir_fd, name, st):
+    """Replace a multiply-linked file by a private copy, so chown cannot reach its other names.
+
+    conda hard-links files from its package cache into environments: chowning such an inode
+    would hand the cache (and every environment linked to it) to the new owner."""
+    tmp = '.torchfleet-unshare-%d' % os.getpid()
+    src = os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=dir_fd)
+    try:
+        dst = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600, dir_fd=dir_fd)
+        try:
+            with os.fdopen(os.dup(src), 'rb') as reader, os.fdopen(os.dup(dst), 'wb') as writer:
+                shutil.copyfileobj(reader, writer, 1 << 20)
+            os.fchmod(dst, stat.S_IMODE(st.st_mode))
+        finally:
+            os.close(dst)
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except Exception:
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except OSError:
+            pass
+        raise
+    finally:
+        os.close(src)
+
+
+def chown_tree(path, uid, gid):
+    """Give the tree at ``path`` to uid:gid without following any symlink, bottom-up.
+
+    The walk holds a descriptor of each directory (os.fwalk) and changes entries by name
+    relative to it, never through a path. Bottom-up, a directory changes owner only after its
+    contents, so the new owner can never rearrange a directory the walk is still inside."""
+    if uid == -1 and gid == -1:
         return
-    uid, gid = _ids(owner, group)
-    os.lchown(path, uid, gid)
-    for root, dirs, files in os.walk(path):
+    walked = False
+    for _root, dirs, files, root_fd in os.fwalk(path, topdown=False, follow_symlinks=False):
         for entry in dirs + files:
-            os.lchown(os.path.join(root, entry), uid, gid)
+            st = os.stat(entry, dir_fd=root_fd, follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                _unshare(root_fd, entry, st)
+            os.chown(entry, uid, gid, dir_fd=root_fd, follow_symlinks=False)
+        walked = True
+    if not walked:
+        raise OSError(errno.ENOTDIR, 'not a directory (or a symlink)', path)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
+    try:
+        os.fchown(fd, uid, gid)
+    finally:
+        os.close(fd)
 
 
-def chown_link(path, owner, group):
-    if owner or group:
-        uid, gid = _ids(owner, group)
+def chown_link(path, uid, gid):
+    if uid != -1 or gid != -1:
         os.lchown(path, uid, gid)
 
 
@@ -213,11 +347,14 @@ class Layout:
         self.name = name
         self.envs = os.path.join(root, 'envs')
         self.store = os.path.join(self.envs, STORE)
+        self.home = os.path.join(self.store, name + HOME_SUFFIX)
         self.live = os.path.join(self.envs, name)
-        self.history_path = os.path.join(self.store, '%s.history' % name)
+        self.history_path = os.path.join(self.home, 'history')
         self.lock_path = os.path.join(self.store, '.%s.lock' % name)
-        self._build_re = re.compile(r'^%s-[0-9a-f]{12}(?:-[0-9a-f]{12})?$' % re.escape(name))
-        self._legacy_re = re.compile(r'^%s-legacy-\d+$' % re.escape(name))
+        # the 0.1.0 flat layout
+        self.flat_history_path = os.path.join(self.store, '%s.history' % name)
+        self._flat_build_re = re.compile(r'^%s-[0-9a-f]{12}(?:-[0-9a-f]{12})?\Z' % re.escape(name))
+        self._flat_legacy_re = re.compile(r'^%s-legacy-[0-9]+\Z' % re.escape(name))
 
     def default_conda(self):
         for rel in (('bin', 'conda'), ('condabin', 'conda')):
@@ -228,58 +365,109 @@ class Layout:
 
     def build_dir(self, spec_sha256, lock_sha256=None):
         key = spec_sha256[:12] + ('-' + lock_sha256[:12] if lock_sha256 else '')
-        return os.path.join(self.store, '%s-%s' % (self.name, key))
+        return os.path.join(self.home, key)
+
+    def untrusted_store(self):
+        """A Finding when someone other than root/euid could rearrange the store (or a directory above it)."""
+        return trusted_exec.untrusted_writer(self.home)
 
     def inspect(self):
-        """What the live path is now: kind missing|symlink|dir|other, target, stamp, healthy."""
+        """What the live path is now: kind missing|symlink|dir|other, target, ours, stamp, healthy."""
         path = self.live
         if os.path.islink(path):
             target = os.path.normpath(os.path.join(self.envs, os.readlink(path)))
-            return {'kind': 'symlink', 'target': target, 'stamp': read_stamp(target), 'healthy': healthy(target)}
+            return {'kind': 'symlink', 'target': target, 'ours': self.owns(target),
+                    'stamp': read_stamp(target), 'healthy': healthy(target)}
         if os.path.isdir(path):
-            return {'kind': 'dir', 'target': path, 'stamp': read_stamp(path), 'healthy': healthy(path)}
+            return {'kind': 'dir', 'target': path, 'ours': False, 'stamp': read_stamp(path), 'healthy': healthy(path)}
         if os.path.lexists(path):
-            return {'kind': 'other', 'target': None, 'stamp': None, 'healthy': False}
-        return {'kind': 'missing', 'target': None, 'stamp': None, 'healthy': False}
+            return {'kind': 'other', 'target': None, 'ours': False, 'stamp': None, 'healthy': False}
+        return {'kind': 'missing', 'target': None, 'ours': False, 'stamp': None, 'healthy': False}
+
+    def owns(self, path):
+        """Whether ``path`` is a build directory of this environment (never one of another's)."""
+        parent, base = os.path.split(os.path.normpath(path or ''))
+        if not _is_real_dir(path):
+            return False
+        if parent == self.home:
+            return bool(_KEY_RE.match(base))
+        if parent == self.store and self._flat_build_re.match(base):
+            return (read_stamp(path) or {}).get('name') == self.name
+        return False
 
     def reusable(self, build, stamp):
-        return os.path.isdir(build) and stamp_matches(read_stamp(build), stamp) and healthy(build)
+        return _is_real_dir(build) and stamp_matches(read_stamp(build), stamp) and healthy(build)
+
+    def find_reusable(self, stamp, preferred):
+        """A kept, healthy build of ``stamp``: ``preferred`` if it is one, else one of the flat layout."""
+        if self.reusable(preferred, stamp):
+            return preferred
+        for build in self._flat_builds():
+            if self.reusable(build, stamp):
+                return build
+        return None
 
     # ---- listing
 
-    def _entries(self):
+    def _entries(self, directory):
         try:
-            return sorted(os.listdir(self.store))
+            return sorted(os.listdir(directory))
         except OSError:
             return []
 
+    def _flat_builds(self):
+        return [os.path.join(self.store, n) for n in self._entries(self.store)
+                if self._flat_build_re.match(n) and self.owns(os.path.join(self.store, n))]
+
     def builds(self):
-        """Directories named like builds of this environment (stamped or not)."""
-        return [os.path.join(self.store, n) for n in self._entries()
-                if self._build_re.match(n) and os.path.isdir(os.path.join(self.store, n))]
+        """Build directories of this environment, stamped or interrupted."""
+        own = [os.path.join(self.home, n) for n in self._entries(self.home)
+               if _KEY_RE.match(n) and _is_real_dir(os.path.join(self.home, n))]
+        return own + self._flat_builds()
 
     def legacy_dirs(self):
-        return [os.path.join(self.store, n) for n in self._entries() if self._legacy_re.match(n)]
+        own = [os.path.join(self.home, n) for n in self._entries(self.home) if _LEGACY_RE.match(n)]
+        flat = [os.path.join(self.store, n) for n in self._entries(self.store) if self._flat_legacy_re.match(n)]
+        return [d for d in own + flat if _is_real_dir(d)]
+
+    def work_dirs(self):
+        return [os.path.join(self.home, n) for n in self._entries(self.home) if n.startswith('.work-')]
 
     def all_builds(self):
         return self.builds() + self.legacy_dirs()
 
     def history(self):
+        """Builds as paths relative to the store, most recently live first."""
         data = _read_json(self.history_path)
+        if not isinstance(data, dict):
+            data = _read_json(self.flat_history_path)
         names = data.get('builds') if isinstance(data, dict) else None
         return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+
+    def _history_name(self, build):
+        return os.path.relpath(build, self.store)
 
     def ordered_builds(self):
         """Stamped builds, most recently live first (history, then newest stamp)."""
         stamped = [b for b in self.builds() if (read_stamp(b) or {}).get('name') == self.name]
         rank = dict((name, i) for i, name in enumerate(self.history()))
-        return sorted(stamped, key=lambda b: (rank.get(os.path.basename(b), len(rank)), -_mtime(os.path.join(b, STAMP))))
+        return sorted(stamped, key=lambda b: (rank.get(self._history_name(b), len(rank)), -_mtime(os.path.join(b, STAMP))))
+
+    def live_targets(self):
+        """Every build some environment's live symlink points at: never to be deleted."""
+        targets = set()
+        for entry in self._entries(self.envs):
+            path = os.path.join(self.envs, entry)
+            if os.path.islink(path):
+                targets.add(os.path.normpath(os.path.join(self.envs, os.readlink(path))))
+        return targets
 
     def kept_after(self, current, keep):
         """(kept earlier builds, builds to delete) once ``current`` is live."""
         ordered = [b for b in self.ordered_builds() if b != current]
         kept = ordered[:keep]
-        drop = [b for b in self.builds() if b != current and b not in kept]
+        protected = self.live_targets() | set([current])
+        drop = [b for b in self.builds() if b not in protected and b not in kept]
         return kept, drop
 
     def rollback_target(self, stamp):
@@ -288,16 +476,18 @@ class Layout:
                 return build
         return None
 
-    # ---- changes
+    # ---- changes (callers hold the lock)
 
-    def ensure_store(self, owner=None, group=None):
-        for path in (self.envs, self.store):
-            if not os.path.isdir(path):
-                os.makedirs(path, 0o755)
-                chown_link(path, owner, group)
+    def ensure_home(self):
+        for path in (self.envs, self.store, self.home):
+            try:
+                os.mkdir(path, 0o755)
+            except OSError as exc:
+                if exc.errno != errno.EEXIST:
+                    raise
 
     def workdir(self, build):
-        return tempfile.mkdtemp(prefix='.work-%s-' % os.path.basename(build), dir=self.store)
+        return tempfile.mkdtemp(prefix='.work-%s-' % os.path.basename(build), dir=self.home)
 
     def discard(self, path):
         if path and os.path.lexists(path):
@@ -307,53 +497,109 @@ class Layout:
                 os.unlink(path)
 
     def remove_builds(self, builds):
+        protected = self.live_targets()
+        gone = []
         for build in builds:
-            self.discard(build)
-        self._write_history([n for n in self.history() if os.path.join(self.store, n) not in builds])
+            if build not in protected and self.owns(build):
+                self.discard(build)
+                gone.append(self._history_name(build))
+        self._write_history([n for n in self.history() if n not in gone])
 
     def remove_all(self):
+        """The live path, every build and legacy directory of this environment, its history."""
         if os.path.islink(self.live) or os.path.isdir(self.live):
             self.discard(self.live)
         for build in self.all_builds():
             self.discard(build)
-        for path in (self.history_path,):
-            self.discard(path)
+        self.discard(self.home)
+        self.discard(self.flat_history_path)
 
     def move_legacy(self):
         n = 1
-        while os.path.lexists(os.path.join(self.store, '%s-legacy-%d' % (self.name, n))):
+        while os.path.lexists(os.path.join(self.home, 'legacy-%d' % n)):
             n += 1
-        target = os.path.join(self.store, '%s-legacy-%d' % (self.name, n))
+        target = os.path.join(self.home, 'legacy-%d' % n)
         os.rename(self.live, target)
         return target
 
     def activate(self, build):
         """Point the live path at ``build`` with one rename(2): readers see old or new, never neither."""
-        relative = os.path.join(STORE, os.path.basename(build))
+        relative = os.path.relpath(build, self.envs)
         tmp = os.path.join(self.envs, '.%s.switch-%d' % (self.name, os.getpid()))
         self.discard(tmp)
         os.symlink(relative, tmp)
         os.replace(tmp, self.live)
-        names = [os.path.basename(build)] + [n for n in self.history() if n != os.path.basename(build)]
-        self._write_history(names)
+        name = self._history_name(build)
+        self._write_history([name] + [n for n in self.history() if n != name])
 
     def _write_history(self, names):
-        if os.path.isdir(self.store):
+        if os.path.isdir(self.home):
             atomic_write(self.history_path, json.dumps({'builds': names}, indent=2) + '\n')
+            self.discard(self.flat_history_path)
 
     @contextlib.contextmanager
-    def locked(self):
-        self.ensure_store()
-        if not HAS_FCNTL:
-            yield
-            return
-        handle = open(self.lock_path, 'a')
+    def locked(self, timeout=0):
+        """Hold this environment's lock; wait up to ``timeout`` seconds for another holder, else LockBusy."""
+        self.ensure_home()
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o644)
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            yield
+            if HAS_FCNTL:
+                self._acquire(fd, timeout)
+            _record_holder(fd)
+            try:
+                yield
+            finally:
+                os.ftruncate(fd, 0)
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-            handle.close()
+            os.close(fd)  # releases the flock
+
+    def _acquire(self, fd, timeout):
+        started = time.time()
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except (IOError, OSError) as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise
+            waited = time.time() - started
+            if waited >= timeout:
+                raise LockBusy(self.name, self.lock_path, _read_holder(fd), waited)
+            time.sleep(min(0.25, timeout - waited))
+
+    def holder(self):
+        """Who holds the lock now, as the lock file records it (empty when nobody does)."""
+        try:
+            fd = os.open(self.lock_path, os.O_RDONLY | _NOFOLLOW)
+        except OSError:
+            return {}
+        try:
+            return _read_holder(fd)
+        finally:
+            os.close(fd)
+
+
+def _record_holder(fd):
+    holder = {'pid': os.getpid(), 'host': socket.gethostname(), 'user': trusted_exec.user_name(os.geteuid()),
+              'started': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, (json.dumps(holder, sort_keys=True) + '\n').encode('utf-8'), 0)
+
+
+def _read_holder(fd):
+    try:
+        data = os.pread(fd, 4096, 0)
+        holder = json.loads(data.decode('utf-8')) if data.strip() else {}
+    except (OSError, ValueError):
+        return {}
+    return holder if isinstance(holder, dict) else {}
+
+
+def _is_real_dir(path):
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except (OSError, TypeError):
+        return False
 
 
 def _mtime(path):

@@ -15,9 +15,12 @@ version_added: 0.1.0
 description:
   - Builds the environment described by an C(environment.yml) (optionally pinned by an exact lock)
     under a Miniconda root and makes it live at C(<prefix>/envs/<name>).
-  - The live path is a symlink to a build directory C(<prefix>/envs/.torchfleet/<name>-<key>), where
+  - The live path is a symlink to a build directory C(<prefix>/envs/.torchfleet/<name>.d/<key>), where
     C(<key>) is the first 12 hex digits of the spec's SHA-256 (followed by C(-) and 12 digits of the lock's
-    SHA-256 when a lock is used).
+    SHA-256 when a lock is used). Each environment keeps its builds, history and moved-aside directories in
+    its own C(<name>.d), so one environment's run never touches another's directories.
+  - Builds made by version 0.1.0 directly under C(<prefix>/envs/.torchfleet) stay usable (reused, kept,
+    pruned and removed) when their stamp names this environment; an unstamped directory there is never touched.
   - Every build records what it was built from in C(<build>/conda-meta/torchfleet-stamp).
     When the live build's stamp matches the requested spec and lock and its interpreter exists, the
     module reports C(ok) without running conda at all.
@@ -29,7 +32,7 @@ description:
     live symlink to the most recent build of a different spec. Reverting the spec file to an earlier
     version switches back to that kept build without rebuilding.
   - A real directory found at C(<prefix>/envs/<name>) (an environment made by hand) is never deleted;
-    it is moved to C(<prefix>/envs/.torchfleet/<name>-legacy-<n>) and replaced by the symlink. conda
+    it is moved to C(<prefix>/envs/.torchfleet/<name>.d/legacy-<n>) and replaced by the symlink. conda
     environments are not relocatable, so the moved directory is kept for its data, not as a rollback
     target; remove it by hand or with O(state=absent).
   - conda is never called with C(--prune) and C(conda env create) never targets an existing directory.
@@ -80,8 +83,8 @@ options:
     type: str
   lock_sha256:
     description:
-      - SHA-256 to record for the lock. Defaults to the SHA-256 of the lock bytes; the role passes the
-        digest of the original file when it hands over a conda-lock file converted to JSON.
+      - SHA-256 to record for the lock, as 64 hex digits. Defaults to the SHA-256 of the lock bytes; the role
+        passes the digest of the original file when it hands over a conda-lock file converted to JSON.
     type: str
   state:
     description:
@@ -123,11 +126,23 @@ options:
   owner:
     description:
       - User that should own the new build (recursively). Unchanged when omitted.
+      - Looked up before anything is built; an unknown user fails the task at once.
+      - The store directories and the conda installation stay with root. conda is asked to copy files
+        instead of hard-linking them from its package cache (C(CONDA_ALWAYS_COPY)), and any file still
+        linked elsewhere is replaced by a private copy before its owner changes, so the new owner gets
+        the build and nothing shared with other builds.
     type: str
   group:
     description:
       - Group that should own the new build (recursively). Unchanged when omitted.
+      - Looked up before anything is built; an unknown group fails the task at once.
     type: str
+  lock_timeout:
+    description:
+      - Seconds to wait while another run holds this environment's lock before failing with a message that
+        names the holder (pid, host, user, start time). V(0) fails at once.
+    type: int
+    default: 300
   collection_version:
     description:
       - Version of this collection, recorded in the stamp.
@@ -146,7 +161,12 @@ attributes:
     description: Needs POSIX symlinks and rename(2).
 notes:
   - Several environments per node are managed with one task each (the role loops over C(conda_env_list)).
-  - Concurrent runs for the same environment are serialized with a lock file in C(<prefix>/envs/.torchfleet).
+  - Runs for the same environment are serialized by C(<prefix>/envs/.torchfleet/.<name>.lock); a run takes the
+    lock first and only then looks at the live environment and decides, so a run that waited sees what the
+    other run made live. Check mode takes no lock and changes nothing.
+  - The module refuses to run a conda executable (or the interpreter its C(#!) line names) that a user other
+    than root or the module's user could change, through the file itself or any directory on its path, and
+    refuses to work in a store under such a directory. Run the task as that user (C(become_user)) instead.
 seealso:
   - module: torchfleet.cluster.conda_env_spec
   - module: torchfleet.cluster.torch_facts
@@ -201,7 +221,7 @@ build:
   description: The build directory that is (or, in check mode, would be) live; null after O(state=absent).
   returned: always
   type: str
-  sample: /opt/miniconda3/envs/.torchfleet/train-3f1c2a9b7d10
+  sample: /opt/miniconda3/envs/.torchfleet/train.d/3f1c2a9b7d10
 action:
   description: What was (or would be) done.
   returned: always
@@ -223,7 +243,7 @@ previous:
   returned: always
   type: list
   elements: str
-  sample: [/opt/miniconda3/envs/.torchfleet/train-9a0b1c2d3e4f]
+  sample: [/opt/miniconda3/envs/.torchfleet/train.d/9a0b1c2d3e4f]
 removed:
   description: Build directories deleted by this run.
   returned: always
@@ -234,7 +254,7 @@ legacy:
   description: Where a hand-made environment found at the live path was moved.
   returned: when a real directory was moved aside
   type: str
-  sample: /opt/miniconda3/envs/.torchfleet/train-legacy-1
+  sample: /opt/miniconda3/envs/.torchfleet/train.d/legacy-1
 packages:
   description: Spec-level package changes between the live environment and the requested spec.
   returned: when the spec changes
@@ -248,7 +268,7 @@ commands:
   returned: always
   type: list
   elements: list
-  sample: [[/opt/miniconda3/bin/conda, env, create, --json, --file, /tmp/environment.yml, --prefix, /opt/miniconda3/envs/.torchfleet/train-3f1c2a9b7d10]]
+  sample: [[/opt/miniconda3/bin/conda, env, create, --json, --file, /tmp/environment.yml, --prefix, /opt/miniconda3/envs/.torchfleet/train.d/3f1c2a9b7d10]]
 '''
 
 import os
@@ -258,6 +278,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.torchfleet.cluster.plugins.module_utils import conda as conda_utils
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envstore
+from ansible_collections.torchfleet.cluster.plugins.module_utils import trusted_exec
 
 
 class BuildError(Exception):
@@ -267,7 +288,10 @@ class BuildError(Exception):
 
 
 class CondaEnv:
-    """One run of the module: inspect, decide, and (outside check mode) act."""
+    """One run of the module: check inputs, take the environment's lock, then inspect, decide and act.
+
+    Deciding only while holding the lock matters: a run that looked at the live environment
+    before another run switched it would act on what it saw, not on what is there."""
 
     def __init__(self, module):
         self.module = module
@@ -279,8 +303,17 @@ class CondaEnv:
                        'action': 'none', 'stamp': None, 'previous': [], 'removed': [], 'commands': []}
         self.conda = None
         self.platform = None
+        self.uid = self.gid = -1
+        self.drop = []
 
     # ------------------------------------------------------------ inputs
+
+    def resolve_owner(self):
+        """Before anything is built: an unknown user or group fails now, not after the build."""
+        try:
+            self.uid, self.gid = envstore.resolve_ids(self.module.params['owner'], self.module.params['group'])
+        except envstore.UnknownOwner as exc:
+            self.module.fail_json(msg='%s: %s' % (self.name, exc))
 
     def load_inputs(self):
         params = self.module.params
@@ -289,15 +322,30 @@ class CondaEnv:
         self.spec_sha = envspec.sha256_bytes(self.spec_bytes)
         self.lock_sha = None
         if self.lock_bytes is not None:
-            self.lock_sha = params['lock_sha256'] or envspec.sha256_bytes(self.lock_bytes)
+            self.lock_sha = self._given_lock_sha256() or envspec.sha256_bytes(self.lock_bytes)
         spec_file = params['spec_file'] or params['spec'] or 'environment.yml'
         self.stamp = envstore.make_stamp(self.name, self.spec_sha, self.lock_sha,
                                          params['collection_version'], spec_file)
         self.build = self.layout.build_dir(self.spec_sha, self.lock_sha)
+        self._require_text(self.spec_bytes, params['spec'] or spec_file)
         self.spec = self._parse_spec()
         self.lock = self._parse_lock()
         self.expected = self._expected()
         self.smoke = params['smoke_test'] or envspec.default_smoke_test(self.expected or {})
+
+    def _given_lock_sha256(self):
+        given = self.module.params['lock_sha256']
+        if given is None:
+            return None
+        if not envstore.valid_sha256(given.lower()):
+            self.module.fail_json(msg='lock_sha256 must be a SHA-256 as 64 hex digits, got %r' % given)
+        return given.lower()
+
+    def _require_text(self, data, source):
+        try:
+            envspec.to_text(data, source)
+        except envspec.SpecError as exc:
+            self.module.fail_json(msg=str(exc))
 
     def _read(self, path, content, what):
         if content is not None:
@@ -326,11 +374,11 @@ class CondaEnv:
         if self.lock_bytes is None:
             return None
         source = self.module.params['lock'] or 'lock_content'
-        kind = envspec.lock_kind(self.lock_bytes)
-        if kind == envspec.LOCK_CONDA_LOCK and not envspec.HAS_YAML and not self.lock_bytes.lstrip().startswith(b'{'):
-            self.module.fail_json(msg='%s: a conda-lock YAML file needs PyYAML on the node; pass it through '
-                                      'the conda_env role (it converts the file on the controller)' % source)
         try:
+            kind = envspec.lock_kind(self.lock_bytes, source)
+            if kind == envspec.LOCK_CONDA_LOCK and not envspec.HAS_YAML and not self.lock_bytes.lstrip().startswith(b'{'):
+                self.module.fail_json(msg='%s: a conda-lock YAML file needs PyYAML on the node; pass it through '
+                                          'the conda_env role (it converts the file on the controller)' % source)
             return envspec.parse_lock(self.lock_bytes, source)
         except envspec.SpecError as exc:
             self.module.fail_json(msg=str(exc))
@@ -352,62 +400,111 @@ class CondaEnv:
                          'the pin check and the package diff are skipped')
         return None
 
+    def conda_executable(self):
+        return self.module.params['conda'] or self.layout.default_conda()
+
     def conda_cli(self):
+        """The conda CLI, once it is known that no other user can change what it runs."""
         if self.conda is None:
-            executable = self.module.params['conda'] or self.layout.default_conda()
-            self.conda = conda_utils.CondaCli(self.module, executable, self.module.params['environment'],
-                                              self.result['commands'])
+            executable = self.conda_executable()
+            finding = trusted_exec.untrusted_executable(executable)
+            if finding is not None:
+                self.module.fail_json(msg=trusted_exec.describe(finding, 'run %s' % executable),
+                                      path=finding.path, name=self.name)
+            environ = dict(self.module.params['environment'])
+            if self.uid != -1 or self.gid != -1:
+                # Copies instead of hard links into the package cache, so the chown stays in the build.
+                environ.setdefault('CONDA_ALWAYS_COPY', 'true')
+            self.conda = conda_utils.CondaCli(self.module, executable, environ, self.result['commands'])
         return self.conda
 
     def conda_available(self):
-        executable = self.module.params['conda'] or self.layout.default_conda()
-        return os.access(executable, os.X_OK)
+        return os.access(self.conda_executable(), os.X_OK)
+
+    # ------------------------------------------------------------ locking
+
+    def require_trusted_store(self):
+        finding = self.layout.untrusted_store()
+        if finding is not None:
+            self.module.fail_json(msg=trusted_exec.describe(finding, 'change environments under %s' % self.layout.envs),
+                                  path=finding.path, name=self.name)
+
+    def locked(self, decide_and_act):
+        """Run ``decide_and_act`` holding the environment's lock (never in check mode)."""
+        self.require_trusted_store()
+        try:
+            with self.layout.locked(self.module.params['lock_timeout']):
+                decide_and_act()
+        except envstore.LockBusy as exc:
+            self.module.fail_json(msg=str(exc), holder=exc.holder, lock=exc.path, name=self.name)
 
     # ------------------------------------------------------------ states
 
     def present(self):
+        self.resolve_owner()
         self.load_inputs()
+        if self.module.check_mode:
+            self.decide_present()
+            return
+        if not os.path.isdir(self.layout.root):
+            self.module.fail_json(msg='conda not found at %s: %s does not exist (install Miniconda first, e.g. with the '
+                                      'torchfleet.cluster.miniconda role)' % (self.conda_executable(), self.layout.root))
+        self.locked(self._present_locked)
+
+    def _present_locked(self):
+        action, live = self.decide_present()
+        if action == 'prune':
+            self.layout.remove_builds(self.drop)
+        elif action in ('build', 'switch'):
+            if action == 'build':
+                self.build_new()
+            self.switch(live)
+            self.result['stamp'] = self.stamp
+
+    def decide_present(self):
+        """('none'|'prune'|'switch'|'build', live) from what is on disk now; fills in the result."""
         live = self.layout.inspect()
         if live['kind'] == 'other':
             self.module.fail_json(msg='%s exists and is neither a directory nor a symlink; move it away first' % self.layout.live)
-        self.result['build'] = self.build
-        if live['kind'] == 'symlink' and live['target'] == self.build and envstore.stamp_matches(live['stamp'], self.stamp) and live['healthy']:
-            self.result['stamp'] = live['stamp']
-            return self.finish_unchanged()
-        reuse = self.layout.reusable(self.build, self.stamp)
-        self.result['action'] = 'switch' if reuse else 'build'
-        self.result['changed'] = True
+        if live['ours'] and envstore.stamp_matches(live['stamp'], self.stamp) and live['healthy']:
+            self.build = live['target']
+            keep, self.drop = self.layout.kept_after(self.build, self.module.params['keep_previous'])
+            self.result.update(build=self.build, stamp=live['stamp'], previous=keep)
+            if not self.drop:
+                return 'none', live
+            self.result.update(changed=True, action='prune', removed=self.drop)
+            return 'prune', live
+        reuse = self.layout.find_reusable(self.stamp, self.build)
+        self.build = reuse or self.build
+        action = 'switch' if reuse else 'build'
+        self.result.update(build=self.build, action=action, changed=True)
         self.describe_change(live)
         if self.module.check_mode:
             self.result['stamp'] = self.stamp
             self.result['previous'] = self.layout.kept_after(self.build, self.module.params['keep_previous'])[0]
-            return
-        with self.layout.locked():
-            if not reuse:
-                self.build_new()
-            self.switch(live)
-        self.result['stamp'] = self.stamp
-
-    def finish_unchanged(self):
-        keep, drop = self.layout.kept_after(self.build, self.module.params['keep_previous'])
-        self.result['previous'] = keep
-        if drop:
-            self.result.update(changed=True, action='prune', removed=drop)
-            if not self.module.check_mode:
-                with self.layout.locked():
-                    self.layout.remove_builds(drop)
+        return action, live
 
     def rolled_back(self):
         self.load_inputs()
+        if self.module.check_mode:
+            self.decide_rollback()
+            return
+        self.locked(self._rollback_locked)
+
+    def _rollback_locked(self):
+        if self.decide_rollback():
+            self.layout.activate(self.result['build'])
+
+    def decide_rollback(self):
         live = self.layout.inspect()
         target = self.layout.rollback_target(self.stamp)
         if target is None:
             self.module.fail_json(msg='no earlier build of %s is kept under %s to roll back to'
-                                  % (self.name, self.layout.store))
-        self.result.update(build=target, stamp=envstore.read_stamp(target))
+                                  % (self.name, self.layout.home))
+        self.result.update(build=target, stamp=envstore.read_stamp(target),
+                           previous=self.layout.kept_after(target, self.module.params['keep_previous'])[0])
         if live['kind'] == 'symlink' and live['target'] == target:
-            self.result['previous'] = self.layout.kept_after(target, self.module.params['keep_previous'])[0]
-            return
+            return False
         if live['kind'] == 'dir':
             self.module.fail_json(msg='%s is a real directory, not a build managed by this module; nothing to roll back'
                                   % self.layout.live)
@@ -415,24 +512,29 @@ class CondaEnv:
         if self.module._diff:
             self.result['diff'] = {'before': '%s -> %s\n' % (self.layout.live, live.get('target')),
                                    'after': '%s -> %s\n' % (self.layout.live, target)}
-        if not self.module.check_mode:
-            with self.layout.locked():
-                self.layout.activate(target)
-        self.result['previous'] = self.layout.kept_after(target, self.module.params['keep_previous'])[0]
+        return True
 
     def absent(self):
+        if self.module.check_mode or not os.path.isdir(self.layout.root):
+            self.decide_absent()
+            return
+        self.locked(self._absent_locked)
+
+    def _absent_locked(self):
+        if self.decide_absent():
+            self.layout.remove_all()
+
+    def decide_absent(self):
         live = self.layout.inspect()
         builds = self.layout.all_builds()
         if live['kind'] == 'missing' and not builds:
-            return
+            return False
         if live['kind'] == 'other':
             self.module.fail_json(msg='%s exists and is neither a directory nor a symlink; refusing to remove it' % self.layout.live)
         self.result.update(changed=True, action='remove', removed=builds + ([self.layout.live] if live['kind'] == 'dir' else []))
         if self.module._diff:
             self.result['diff'] = {'before': '%s\n' % '\n'.join([self.layout.live] + builds), 'after': ''}
-        if not self.module.check_mode:
-            with self.layout.locked():
-                self.layout.remove_all()
+        return True
 
     # ------------------------------------------------------------ diff
 
@@ -457,9 +559,13 @@ class CondaEnv:
     # ------------------------------------------------------------ build and switch
 
     def build_new(self):
-        self.layout.ensure_store(self.module.params['owner'], self.module.params['group'])
-        # A directory without a matching stamp is what an interrupted run left behind.
-        self.layout.discard(self.build)
+        conda = self.conda_cli()
+        if not os.access(conda.executable, os.X_OK):
+            self.fail(BuildError('conda not found at %s (install Miniconda first, e.g. with the torchfleet.cluster.miniconda role)'
+                                 % conda.executable).result)
+        # Under the lock nobody else is building: what lies here was left by an interrupted run.
+        for leftover in [self.build] + self.layout.work_dirs():
+            self.layout.discard(leftover)
         workdir = self.layout.workdir(self.build)
         try:
             self.run_conda(workdir)
@@ -470,7 +576,7 @@ class CondaEnv:
             self.smoke_test(python)
             self.check_pins()
             envstore.record_build(self.build, self.stamp, self.spec_bytes, self.lock_bytes, self.expected)
-            envstore.chown_tree(self.build, self.module.params['owner'], self.module.params['group'])
+            envstore.chown_tree(self.build, self.uid, self.gid)
         except BuildError as exc:
             self.layout.discard(self.build)
             self.fail(exc.result)
@@ -486,9 +592,6 @@ class CondaEnv:
 
     def run_conda(self, workdir):
         conda = self.conda_cli()
-        if not os.access(conda.executable, os.X_OK):
-            raise BuildError('conda not found at %s (install Miniconda first, e.g. with the torchfleet.cluster.miniconda role)'
-                             % conda.executable)
         if self.lock is None:
             conda.env_create(envstore.write_file(workdir, 'environment.yml', self.spec_bytes), self.build)
             return
@@ -547,7 +650,7 @@ class CondaEnv:
             self.module.warn('%s was a real directory; it was moved to %s and replaced by a managed build'
                              % (self.layout.live, legacy))
         self.layout.activate(self.build)
-        envstore.chown_link(self.layout.live, self.module.params['owner'], self.module.params['group'])
+        envstore.chown_link(self.layout.live, self.uid, self.gid)
         keep, drop = self.layout.kept_after(self.build, self.module.params['keep_previous'])
         self.layout.remove_builds(drop)
         self.result.update(previous=keep, removed=drop)
@@ -585,6 +688,7 @@ def main():
             environment=dict(type='dict', default={}),
             owner=dict(type='str'),
             group=dict(type='str'),
+            lock_timeout=dict(type='int', default=300),
             collection_version=dict(type='str', default='0.1.0'),
         ),
         mutually_exclusive=[('spec', 'spec_content'), ('lock', 'lock_content')],
@@ -592,8 +696,9 @@ def main():
                      ('state', 'rolled_back', ('spec', 'spec_content'), True)],
         supports_check_mode=True,
     )
-    if module.params['keep_previous'] < 0:
-        module.fail_json(msg='keep_previous must be 0 or more, got %d' % module.params['keep_previous'])
+    for option in ('keep_previous', 'lock_timeout'):
+        if module.params[option] < 0:
+            module.fail_json(msg='%s must be 0 or more, got %d' % (option, module.params[option]))
     if not envstore.valid_name(module.params['name']):
         module.fail_json(msg='name must be a plain environment name (letters, digits, . _ + -), got %r' % module.params['name'])
     module.params['environment'] = dict((str(k), str(v)) for k, v in module.params['environment'].items())

@@ -111,3 +111,17 @@ def test_bad_lock_fails_with_line(tmp_path):
     with pytest.raises(AnsibleActionFail) as caught:
         run_action(tmp_path, path=spec, lock=lock)
     assert str(caught.value).startswith('%s:2: not a package URL' % lock)
+
+
+@pytest.mark.parametrize('which', ['spec', 'lock'])
+def test_a_file_that_is_not_utf8_fails_naming_it(tmp_path, which):
+    spec = write(tmp_path, 'environment.yml', SPEC)
+    lock = write(tmp_path, 'lock.txt', cases.EXPLICIT)
+    bad = spec if which == 'spec' else lock
+    with open(bad, 'rb') as handle:
+        data = handle.read()
+    with open(bad, 'wb') as handle:
+        handle.write(data.replace(b'numpy', b'num\xffpy', 1))
+    with pytest.raises(AnsibleActionFail) as caught:
+        run_action(tmp_path, path=spec, lock=lock)
+    assert str(caught.value).startswith('%s: not UTF-8 text (byte 0xff at offset ' % bad)

@@ -232,3 +232,12 @@ def test_neither_lock_kind():
     with pytest.raises(envspec.SpecError) as caught:
         envspec.parse_lock('numpy=2.4.6\n', 'lock.txt')
     assert 'neither an explicit lock' in str(caught.value)
+
+
+@pytest.mark.parametrize('parse', [envspec.parse_spec, envspec.parse_lock, envspec.parse_explicit,
+                                   envspec.parse_conda_lock, envspec.lock_kind])
+def test_bytes_that_are_not_utf8_name_the_file(parse):
+    with pytest.raises(envspec.SpecError) as caught:
+        parse(DEMO.encode('utf-8') + b'\n# caf\xe9\n', 'envs/train.yml')
+    offset = len(DEMO.encode('utf-8')) + 6
+    assert str(caught.value) == 'envs/train.yml: not UTF-8 text (byte 0xe9 at offset %d); save the file as UTF-8' % offset

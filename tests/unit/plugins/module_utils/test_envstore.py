@@ -1,14 +1,16 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, torchfleet developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Build layout, stamps, history and the spec-level package diff."""
+"""Build layout, stamps, history, the lock and the spec-level package diff, on real directories."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 import json
+import multiprocessing
 import os
+import time
 
 import pytest
 
@@ -18,26 +20,42 @@ from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils impo
 SHA_A = 'a' * 64
 SHA_B = 'b' * 64
 SHA_C = 'c' * 64
+NOBODY = 65534
+# An environment whose name is another's plus "-<12 hex digits>" (finding 1 of issue 9).
+TWIN = 'train-' + 'a' * 12
 
 
 def stamp(spec, lock=None, version='0.1.0', name='train'):
     return envstore.make_stamp(name, spec, lock, version, 'inventories/demo/environment.yml')
 
 
-def make_build(layout, spec, lock=None, name='train'):
-    build = layout.build_dir(spec, lock)
+def fill_build(build, stamp_value):
     os.makedirs(os.path.join(build, 'bin'))
     os.makedirs(os.path.join(build, 'conda-meta'))
     python = os.path.join(build, 'bin', 'python')
     with open(python, 'w') as handle:
         handle.write('#!/bin/sh\n')
     os.chmod(python, 0o755)
-    envstore.record_build(build, stamp(spec, lock, name=name), b'name: train\n', None, {'numpy': '2.4.6'})
+    if stamp_value is not None:
+        envstore.record_build(build, stamp_value, b'name: train\n', None, {'numpy': '2.4.6'})
     return build
+
+
+def make_build(layout, spec, lock=None):
+    layout.ensure_home()
+    return fill_build(layout.build_dir(spec, lock), stamp(spec, lock, name=layout.name))
+
+
+def make_flat_build(layout, key, recorded_name):
+    """A build as 0.1.0 laid it out: directly in the store, named <name>-<key>."""
+    layout.ensure_home()
+    build = os.path.join(layout.store, '%s-%s' % (layout.name, key))
+    return fill_build(build, stamp(SHA_C, name=recorded_name) if recorded_name else None)
 
 
 @pytest.fixture
 def layout(tmp_path):
+    os.makedirs(str(tmp_path / 'miniconda3'))
     return envstore.Layout(str(tmp_path / 'miniconda3'), 'train')
 
 
@@ -61,14 +79,23 @@ def test_stamp_matches(found, wanted, same):
     assert envstore.stamp_matches(found, wanted) is same
 
 
-@pytest.mark.parametrize('name, ok', [('train', True), ('torch-2.13_cu129', True), ('base', False), ('a/b', False), ('', False), ('.hidden', False)])
+@pytest.mark.parametrize('name, ok', [('train', True), ('torch-2.13_cu129', True), ('base', False), ('a/b', False), ('', False), ('.hidden', False),
+                                      ('train\n', False), ('..', False)])
 def test_valid_name(name, ok):
     assert envstore.valid_name(name) is ok
 
 
-def test_build_names(layout):
-    assert layout.build_dir(SHA_A) == os.path.join(layout.store, 'train-' + 'a' * 12)
-    assert layout.build_dir(SHA_A, SHA_B) == os.path.join(layout.store, 'train-%s-%s' % ('a' * 12, 'b' * 12))
+@pytest.mark.parametrize('text, ok', [(SHA_A, True), ('0123456789abcdef' * 4, True), ('A' * 64, False), ('a' * 63, False),
+                                      ('../../../etc/' + 'a' * 51, False), ('a' * 64 + '\n', False), (None, False)])
+def test_valid_sha256(text, ok):
+    assert envstore.valid_sha256(text) is ok
+
+
+def test_build_names_are_inside_the_environments_own_directory(layout):
+    assert layout.home == os.path.join(layout.store, 'train.d')
+    assert layout.build_dir(SHA_A) == os.path.join(layout.home, 'a' * 12)
+    assert layout.build_dir(SHA_A, SHA_B) == os.path.join(layout.home, '%s-%s' % ('a' * 12, 'b' * 12))
+    assert envstore.Layout(layout.root, TWIN).home != layout.home
 
 
 def test_stamp_is_not_a_conda_package_record(layout):
@@ -78,12 +105,67 @@ def test_stamp_is_not_a_conda_package_record(layout):
     assert [n for n in meta if n.endswith('.json')] == []
 
 
-def test_builds_of_other_environments_are_not_ours(tmp_path, layout):
+def test_builds_of_other_environments_are_not_ours(layout):
     mine = make_build(layout, SHA_A)
     other = envstore.Layout(layout.root, 'train-x')
-    make_build(other, SHA_B, name='train-x')
+    make_build(other, SHA_B)
+    twin = envstore.Layout(layout.root, TWIN)
+    twin_build = make_build(twin, SHA_B)
     assert layout.builds() == [mine]
+    assert twin.builds() == [twin_build]
     assert len(other.builds()) == 1
+
+
+# Directories of the 0.1.0 flat layout next to the environment `train`: whose are they?
+@pytest.mark.parametrize('dirname, recorded, ours', [
+    ('train-' + 'b' * 12, 'train', True),                      # stamped as ours
+    ('train-%s-%s' % ('a' * 12, 'b' * 12), TWIN, False),      # TWIN's build (key bbbb), named like ours with a lock
+    ('train-%s-%s' % ('a' * 12, 'b' * 12), 'train', True),    # ours with a lock
+    ('train-' + 'c' * 12, None, False),                        # unstamped: could be anyone's, never touched
+    ('train-' + 'd' * 12, 'eval', False),                      # someone else's stamp
+])
+def test_flat_layout_directories_are_ours_only_by_stamp(layout, dirname, recorded, ours):
+    layout.ensure_home()
+    build = fill_build(os.path.join(layout.store, dirname), stamp(SHA_C, name=recorded) if recorded else None)
+    assert layout.owns(build) is ours
+    assert (build in layout.builds()) is ours
+
+
+def test_a_symlink_in_the_store_is_never_a_build(layout, tmp_path):
+    outside = fill_build(str(tmp_path / 'outside'), stamp(SHA_A))
+    layout.ensure_home()
+    os.symlink(outside, layout.build_dir(SHA_A))
+    assert layout.builds() == [] and not layout.owns(layout.build_dir(SHA_A))
+
+
+def test_name_plus_key_environment_survives_prune_and_removal_of_the_other(layout):
+    """Finding 1: env TWIN's live build must survive everything done to `train`, and the reverse."""
+    twin = envstore.Layout(layout.root, TWIN)
+    twin_live = make_build(twin, SHA_B, SHA_C)
+    twin.activate(twin_live)
+    # the 0.1.0 layout's name of TWIN's build with key bbbb is train-aaaa...-bbbb..., a name `train` once claimed
+    flat_twin = make_flat_build(twin, 'b' * 12, TWIN)
+    twin.activate(flat_twin)
+    mine = [make_build(layout, sha) for sha in (SHA_A, SHA_B)]
+    layout.activate(mine[0])
+    layout.activate(mine[1])
+    _kept, drop = layout.kept_after(mine[1], 0)
+    assert drop == [mine[0]]
+    layout.remove_builds(drop)
+    layout.remove_all()
+    assert os.path.isdir(twin_live) and os.path.isdir(flat_twin)
+    assert os.path.realpath(twin.live) == flat_twin
+    twin.remove_all()
+    assert not os.path.lexists(twin.live) and not os.path.exists(twin_live)
+
+
+def test_live_targets_are_never_deleted_even_if_listed(layout):
+    build = make_build(layout, SHA_A)
+    other = envstore.Layout(layout.root, 'eval')
+    os.symlink(os.path.relpath(build, layout.envs), other.live)  # someone's live path points at it
+    assert layout.kept_after(layout.build_dir(SHA_B), 0) == ([], [])
+    layout.remove_builds([build])
+    assert os.path.isdir(build)
 
 
 def test_activate_is_a_relative_symlink_and_records_history(layout):
@@ -91,10 +173,22 @@ def test_activate_is_a_relative_symlink_and_records_history(layout):
     second = make_build(layout, SHA_B)
     layout.activate(first)
     layout.activate(second)
-    assert os.readlink(layout.live) == os.path.join('.torchfleet', os.path.basename(second))
-    assert layout.history() == [os.path.basename(second), os.path.basename(first)]
-    assert layout.inspect()['kind'] == 'symlink' and layout.inspect()['target'] == second
+    assert os.readlink(layout.live) == os.path.join('.torchfleet', 'train.d', os.path.basename(second))
+    assert layout.history() == ['train.d/' + os.path.basename(second), 'train.d/' + os.path.basename(first)]
+    live = layout.inspect()
+    assert live['kind'] == 'symlink' and live['target'] == second and live['ours'] is True
     assert not [n for n in os.listdir(layout.envs) if '.switch-' in n]
+
+
+def test_flat_history_is_read_and_replaced(layout):
+    flat = make_flat_build(layout, 'b' * 12, 'train')
+    with open(layout.flat_history_path, 'w') as handle:
+        json.dump({'builds': [os.path.basename(flat)]}, handle)
+    assert layout.history() == [os.path.basename(flat)]
+    new = make_build(layout, SHA_A)
+    layout.activate(new)
+    assert layout.history() == ['train.d/' + 'a' * 12, os.path.basename(flat)]
+    assert not os.path.exists(layout.flat_history_path)
 
 
 def test_kept_after_follows_history_and_drops_unstamped(layout):
@@ -114,29 +208,225 @@ def test_rollback_target_is_newest_other_spec(layout):
     layout.activate(b)
     assert layout.rollback_target(stamp(SHA_B)) == a
     assert layout.rollback_target(stamp(SHA_A)) == b
+    os.unlink(layout.live)
     layout.remove_builds([a])
     assert layout.rollback_target(stamp(SHA_B)) is None
-    assert layout.history() == [os.path.basename(b)]
+    assert layout.history() == ['train.d/' + os.path.basename(b)]
 
 
 def test_legacy_directories_are_numbered(layout):
-    os.makedirs(os.path.join(layout.store))
+    layout.ensure_home()
     for expected in (1, 2):
         os.makedirs(layout.live)
-        assert layout.move_legacy() == os.path.join(layout.store, 'train-legacy-%d' % expected)
-    assert len(layout.legacy_dirs()) == 2
+        assert layout.move_legacy() == os.path.join(layout.home, 'legacy-%d' % expected)
+    os.makedirs(os.path.join(layout.store, 'train-legacy-7'))  # 0.1.0 put them here
+    os.makedirs(os.path.join(layout.store, TWIN + '-legacy-1'))
+    assert [os.path.basename(d) for d in layout.legacy_dirs()] == ['legacy-1', 'legacy-2', 'train-legacy-7']
 
 
 def test_remove_all(layout):
     build = make_build(layout, SHA_A)
     layout.activate(build)
+    flat = make_flat_build(layout, 'b' * 12, 'train')
+    unknown = make_flat_build(layout, 'c' * 12, None)
     layout.remove_all()
     assert not os.path.lexists(layout.live) and layout.all_builds() == [] and layout.history() == []
+    assert not os.path.exists(layout.home) and not os.path.exists(flat)
+    assert os.path.isdir(unknown)
 
 
-def test_locked_serializes_and_creates_the_store(layout):
+# ---------------------------------------------------------------- reading what an owner controls
+
+
+def test_stamp_is_not_read_through_symlinks(layout, tmp_path):
+    secret = tmp_path / 'secret'
+    secret.mkdir()
+    (secret / 'torchfleet-stamp').write_text(json.dumps(stamp(SHA_A)))
+    build = make_build(layout, SHA_B)
+    meta = os.path.join(build, 'conda-meta')
+    os.unlink(os.path.join(meta, 'torchfleet-stamp'))
+    os.symlink(str(secret / 'torchfleet-stamp'), os.path.join(meta, 'torchfleet-stamp'))
+    assert envstore.read_stamp(build) is None
+    os.rename(meta, meta + '.real')
+    os.symlink(str(secret), meta)
+    assert envstore.read_stamp(build) is None
+    assert envstore.read_stamp(str(secret.parent)) is None
+
+
+# ---------------------------------------------------------------- ownership
+
+
+def _tree(tmp_path):
+    """A build with a symlink to an outside file, one to an outside directory, and a hard link
+    to an outside file (what conda's package cache looks like to the build)."""
+    outside = tmp_path / 'outside'
+    outside.mkdir()
+    (outside / 'secret').write_text('root only')
+    (outside / 'cached.py').write_text('print(1)\n')
+    build = tmp_path / 'build'
+    (build / 'lib' / 'deep').mkdir(parents=True)
+    (build / 'lib' / 'deep' / 'mod.py').write_text('x = 1\n')
+    (build / 'bin').mkdir()
+    os.symlink(str(outside / 'secret'), str(build / 'bin' / 'to-secret'))
+    os.symlink(str(outside), str(build / 'lib' / 'to-outside'))
+    os.link(str(outside / 'cached.py'), str(build / 'lib' / 'cached.py'))
+    return build, outside
+
+
+def _owners(root):
+    found = {}
+    for here, dirs, files in os.walk(str(root)):
+        for entry in [''] + dirs + files:
+            path = os.path.join(here, entry) if entry else here
+            found[os.path.relpath(path, str(root))] = os.lstat(path).st_uid
+    return found
+
+
+def test_chown_tree_changes_the_build_and_nothing_outside(tmp_path):
+    build, outside = _tree(tmp_path)
+    envstore.chown_tree(str(build), NOBODY, NOBODY)
+    assert set(_owners(build).values()) == {NOBODY}
+    assert set(_owners(outside).values()) == {0}
+    assert os.lstat(str(build / 'lib' / 'cached.py')).st_ino != os.lstat(str(outside / 'cached.py')).st_ino
+    assert (build / 'lib' / 'cached.py').read_text() == 'print(1)\n'
+    assert os.lstat(str(outside / 'cached.py')).st_nlink == 1
+
+
+def test_chown_tree_refuses_a_symlink_as_the_top(tmp_path):
+    build, outside = _tree(tmp_path)
+    link = tmp_path / 'link'
+    os.symlink(str(outside), str(link))
+    with pytest.raises(OSError):
+        envstore.chown_tree(str(link), NOBODY, NOBODY)
+    assert set(_owners(outside).values()) == {0}
+
+
+class _Listing:
+    def __init__(self, entries):
+        self.entries = iter(entries)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self.entries)
+
+    def close(self):
+        pass
+
+
+def test_chown_tree_survives_a_directory_swapped_for_a_symlink_mid_walk(tmp_path, monkeypatch):
+    """The new owner replaces build/lib by a symlink to a look-alike tree right after the walk
+    has listed build/lib: the look-alike (outside the build) must keep its owner."""
+    build, outside = _tree(tmp_path)
+    decoy = tmp_path / 'decoy'
+    (decoy / 'deep').mkdir(parents=True)
+    (decoy / 'deep' / 'mod.py').write_text('root file')
+    (decoy / 'cached.py').write_text('root file')
+    (decoy / 'to-outside').write_text('root file')
+    real_scandir = os.scandir
+    target = str(build / 'lib')
+    swapped = []
+
+    def scandir(arg='.'):
+        where = os.readlink('/proc/self/fd/%d' % arg) if isinstance(arg, int) else os.path.abspath(arg)
+        entries = list(real_scandir(arg))
+        if where == target and not swapped:
+            os.rename(target, target + '.moved')
+            os.symlink(str(decoy), target)
+            swapped.append(True)
+        return _Listing(entries)
+
+    monkeypatch.setattr(os, 'scandir', scandir)
+    envstore.chown_tree(str(build), NOBODY, NOBODY)
+    monkeypatch.undo()
+    assert swapped
+    assert set(_owners(decoy).values()) == {0}
+    assert set(_owners(outside).values()) == {0}
+
+
+@pytest.mark.parametrize('owner, group, ids', [
+    (None, None, (-1, -1)), ('root', None, (0, -1)), (None, 'root', (-1, 0)), ('65534', '65534', (NOBODY, NOBODY)),
+])
+def test_resolve_ids(owner, group, ids):
+    assert envstore.resolve_ids(owner, group) == ids
+
+
+@pytest.mark.parametrize('owner, group, fragment', [
+    ('nosuchuser-tf', None, "owner 'nosuchuser-tf': no such user"),
+    (None, 'nosuchgroup-tf', "group 'nosuchgroup-tf': no such group"),
+])
+def test_resolve_ids_names_what_is_unknown(owner, group, fragment):
+    with pytest.raises(envstore.UnknownOwner) as caught:
+        envstore.resolve_ids(owner, group)
+    assert fragment in str(caught.value)
+
+
+# ---------------------------------------------------------------- the lock, with real processes
+
+
+def _hold(root, name, seconds, ready):
+    with envstore.Layout(root, name).locked(0):
+        ready.set()
+        time.sleep(seconds)
+
+
+def _holder_process(layout, seconds):
+    ready = multiprocessing.Event()
+    process = multiprocessing.Process(target=_hold, args=(layout.root, layout.name, seconds, ready))
+    process.start()
+    assert ready.wait(10)
+    return process
+
+
+def test_locked_records_the_holder_and_clears_it(layout):
     with layout.locked():
-        assert os.path.isdir(layout.store) and os.path.exists(layout.lock_path)
+        assert os.path.isdir(layout.home)
+        holder = layout.holder()
+        assert holder['pid'] == os.getpid() and holder['host'] and holder['started'] and holder['user'] == 'root'
+    assert layout.holder() == {}
+
+
+def test_a_held_lock_fails_at_once_with_timeout_zero_and_names_the_holder(layout):
+    process = _holder_process(layout, 3)
+    try:
+        started = time.time()
+        with pytest.raises(envstore.LockBusy) as caught:
+            with layout.locked(0):
+                pass
+        assert time.time() - started < 1
+        assert caught.value.holder['pid'] == process.pid
+        assert 'pid %d on ' % process.pid in str(caught.value) and 'lock_timeout' in str(caught.value)
+    finally:
+        process.join()
+
+
+def test_a_held_lock_is_waited_for_within_the_timeout(layout):
+    process = _holder_process(layout, 1)
+    started = time.time()
+    with layout.locked(20):
+        assert layout.holder()['pid'] == os.getpid()
+    assert 0.5 < time.time() - started < 20
+    process.join()
+
+
+def test_the_wait_is_bounded(layout):
+    process = _holder_process(layout, 4)
+    started = time.time()
+    with pytest.raises(envstore.LockBusy):
+        with layout.locked(1):
+            pass
+    assert 0.9 < time.time() - started < 3
+    process.join()
+
+
+# ---------------------------------------------------------------- packages
 
 
 def test_pin_problems():

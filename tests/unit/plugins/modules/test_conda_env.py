@@ -10,8 +10,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import contextlib
 import json
+import multiprocessing
 import os
+import subprocess
+import sys
+import threading
+import time
 
 import pytest
 
@@ -54,6 +60,7 @@ class Node:
         self.installed = installed  # force a `conda list` answer for new builds
         self.leave_partial = leave_partial
         self.listing = {}
+        self.environs = []
         os.makedirs(os.path.join(root, 'bin'))
         with open(self.conda, 'w') as handle:
             handle.write('#!/bin/sh\n')
@@ -68,6 +75,7 @@ class Node:
 
     def run_command(self, module, cmd, **kwargs):
         self.calls.append(list(cmd))
+        self.environs.append(dict(kwargs.get('environ_update') or {}))
         if cmd[0] == self.conda:
             return getattr(self, 'conda_' + cmd[1])(cmd)
         if cmd[1:3] == ['-m', 'pip']:
@@ -158,7 +166,7 @@ def test_fresh_build_creates_smokes_checks_and_switches(node):
     build = build_of(node, SPEC_V2)
     assert result['build'] == build and live_target(node) == build
     assert os.path.islink(os.path.join(node.root, 'envs', 'train'))
-    assert os.readlink(os.path.join(node.root, 'envs', 'train')) == os.path.join('.torchfleet', os.path.basename(build))
+    assert os.readlink(os.path.join(node.root, 'envs', 'train')) == os.path.join('.torchfleet', 'train.d', os.path.basename(build))
     kinds = [c[1] if c[0] == node.conda else c[1] for c in node.calls]
     assert kinds == ['env', '-c', 'list']
     assert node.calls[1] == [os.path.join(build, 'bin', 'python'), '-c', 'import torch']
@@ -293,7 +301,7 @@ def test_legacy_directory_is_moved_aside_not_deleted(node):
     with open(os.path.join(legacy, 'precious.txt'), 'w') as handle:
         handle.write('data')
     result = run(node)
-    moved = os.path.join(node.root, 'envs', '.torchfleet', 'train-legacy-1')
+    moved = os.path.join(node.root, 'envs', '.torchfleet', 'train.d', 'legacy-1')
     assert result['legacy'] == moved
     assert os.path.isfile(os.path.join(moved, 'precious.txt'))
     assert os.path.islink(legacy) and live_target(node) == build_of(node, SPEC_V2)
@@ -349,7 +357,7 @@ def test_absent_removes_everything_and_is_idempotent(node):
 def test_explicit_lock_then_pip_section(node):
     result = run(node, lock_content=EXPLICIT_LOCK)
     build = build_of(node, SPEC_V2, EXPLICIT_LOCK)
-    assert result['build'] == build and os.path.basename(build).count('-') == 2
+    assert result['build'] == build and os.path.basename(build).count('-') == 1
     create, pip = node.calls[0], node.calls[1]
     assert create[1:3] == ['create', '--json'] and create[create.index('--prefix') + 1] == build
     assert pip[:3] == [os.path.join(build, 'bin', 'python'), '-m', 'pip'] and '--no-deps' not in pip
@@ -392,6 +400,11 @@ def test_default_smoke_without_torch(node):
     ({'keep_previous': -1}, 'keep_previous must be 0 or more'),
     ({'name': 'base'}, 'name must be a plain environment name'),
     ({'lock_content': 'not a lock\n'}, 'neither an explicit lock'),
+    ({'owner': 'nosuchuser-tf'}, "train: owner 'nosuchuser-tf': no such user on this node"),
+    ({'group': 'nosuchgroup-tf'}, "train: group 'nosuchgroup-tf': no such group on this node"),
+    ({'lock_content': EXPLICIT_LOCK, 'lock_sha256': '../../../../etc/' + 'a' * 48}, 'lock_sha256 must be a SHA-256 as 64 hex digits'),
+    ({'lock_content': EXPLICIT_LOCK, 'lock_sha256': 'a' * 63}, 'lock_sha256 must be a SHA-256 as 64 hex digits'),
+    ({'lock_timeout': -1}, 'lock_timeout must be 0 or more'),
 ])
 def test_bad_input_fails_before_any_command(node, params, fragment):
     result = run(node, **params)
@@ -413,3 +426,346 @@ def test_occupied_live_path_is_refused(node):
         handle.write('file')
     result = run(node)
     assert result['failed'] is True and 'neither a directory nor a symlink' in result['msg']
+
+
+# ---------------------------------------------------------------- issue 9: inputs checked before anything runs
+
+NOBODY = 65534
+TWIN = 'train-' + 'a' * 12
+
+
+def store_listing(node):
+    listing = []
+    for here, dirs, files in os.walk(os.path.join(node.root, 'envs')):
+        listing.extend(os.path.join(here, n) for n in dirs + files)
+    return sorted(listing)
+
+
+def test_unknown_owner_fails_before_building_and_leaves_the_live_env(node):
+    run(node, spec_content=SPEC_V1)
+    old, before = live_target(node), store_listing(node)
+    result = run(node, owner='nosuchuser-tf')
+    assert result['failed'] is True and "owner 'nosuchuser-tf': no such user" in result['msg']
+    assert node.calls == [] and live_target(node) == old and store_listing(node) == before
+
+
+@pytest.mark.parametrize('what, option', [('spec', 'spec'), ('lock', 'lock')])
+def test_non_utf8_file_on_the_node_fails_naming_it(node, tmp_path, what, option):
+    spec = tmp_path / 'environment.yml'
+    spec.write_text(SPEC_V2)
+    params = {'spec_content': None, 'spec': str(spec), 'spec_file': None}
+    bad = tmp_path / ('bad-' + what)
+    body = SPEC_V2 if what == 'spec' else EXPLICIT_LOCK
+    bad.write_bytes(body.encode('utf-8').replace(b'numpy', b'num\xe9py', 1))
+    params[option] = str(bad)
+    result = run(node, **params)
+    assert result['failed'] is True
+    assert result['msg'].startswith(str(bad) + ': not UTF-8 text (byte 0xe9 at offset ')
+    assert node.calls == []
+
+
+def test_lock_sha256_in_upper_case_is_normalised(node):
+    result = run(node, lock_content=CONDA_LOCK_JSON, lock_sha256='A' * 64)
+    assert result['stamp']['lock_sha256'] == 'a' * 64
+    assert result['build'] == os.path.join(node.root, 'envs', '.torchfleet', 'train.d', '%s-%s' % (
+        envspec.sha256_bytes(SPEC_V2)[:12], 'a' * 12))
+
+
+def test_owner_gets_the_build_but_not_the_store(node):
+    result = run(node, owner=str(NOBODY), group=str(NOBODY))
+    build = result['build']
+    assert os.lstat(build).st_uid == NOBODY and os.lstat(os.path.join(build, 'bin', 'python')).st_uid == NOBODY
+    assert os.lstat(os.path.join(node.root, 'envs', 'train')).st_uid == NOBODY
+    for store_dir in (os.path.join(node.root, 'envs'), os.path.join(node.root, 'envs', '.torchfleet'), os.path.dirname(build)):
+        assert os.lstat(store_dir).st_uid == 0, store_dir
+    assert node.environs[0].get('CONDA_ALWAYS_COPY') == 'true'
+    assert run(node, owner=str(NOBODY), group=str(NOBODY))['changed'] is False
+
+
+# ---------------------------------------------------------------- issue 9: whose conda runs
+
+def _own(path):
+    os.chown(path, NOBODY, NOBODY)
+    return path
+
+
+def _interpreter_owned_by_nobody(node):
+    python = os.path.join(node.root, 'bin', 'python3.11')
+    with open(python, 'w') as handle:
+        handle.write('')
+    os.chmod(python, 0o755)
+    os.symlink('python3.11', os.path.join(node.root, 'bin', 'python'))
+    with open(node.conda, 'w') as handle:
+        handle.write('#!%s\nimport sys\n' % os.path.join(node.root, 'bin', 'python'))
+    return _own(python)
+
+
+def _conda_through_a_foreign_directory(node):
+    foreign = os.path.join(os.path.dirname(node.root), 'foreign')
+    os.makedirs(foreign)
+    os.rename(node.conda, os.path.join(foreign, 'conda'))
+    os.symlink(os.path.join(foreign, 'conda'), node.conda)
+    return _own(foreign)
+
+
+def _group_writable_by_nogroup(node):
+    os.chown(node.conda, 0, NOBODY)
+    os.chmod(node.conda, 0o775)
+    return node.conda
+
+
+@pytest.mark.parametrize('make_untrusted, reason', [
+    (lambda node: _own(node.conda), 'is owned by nobody'),
+    (lambda node: _own(os.path.dirname(node.conda)), 'is owned by nobody'),
+    (lambda node: os.chmod(node.conda, 0o757) or node.conda, 'is writable by every user'),
+    (_group_writable_by_nogroup, 'is writable by group nogroup'),
+    (_interpreter_owned_by_nobody, 'is owned by nobody'),
+    (_conda_through_a_foreign_directory, 'is owned by nobody'),
+], ids=['file', 'bin-dir', 'world-writable', 'group-writable', 'shebang-interpreter', 'symlinked-dir'])
+def test_conda_another_user_can_change_is_not_run(node, make_untrusted, reason):
+    culprit = make_untrusted(node)
+    result = run(node)
+    assert result['failed'] is True and node.calls == []
+    assert result['msg'].startswith('refusing to run %s as root: %s %s' % (node.conda, culprit, reason))
+    assert result['path'] == culprit
+    assert not os.path.lexists(os.path.join(node.root, 'envs', 'train'))
+
+
+def test_conda_owned_by_the_modules_own_user_runs(node, monkeypatch):
+    _own(node.conda)
+    monkeypatch.setattr(os, 'geteuid', lambda: NOBODY)
+    assert run(node)['changed'] is True
+
+
+def test_a_store_another_user_can_change_is_refused(node):
+    run(node, spec_content=SPEC_V1)
+    old = live_target(node)
+    envs = _own(os.path.join(node.root, 'envs'))
+    result = run(node)
+    assert result['failed'] is True and node.calls == []
+    assert result['msg'].startswith('refusing to change environments under %s as root: %s is owned by nobody' % (envs, envs))
+    assert 'become_user: nobody' in result['msg']
+    assert live_target(node) == old
+
+
+# ---------------------------------------------------------------- issue 9: one environment's store is its own
+
+def spec_named(name, spec=SPEC_V2):
+    return spec.replace('name: train\n', 'name: %s\n' % name)
+
+
+def test_name_plus_key_environment_is_untouched_by_prune_rollback_and_removal(node):
+    twin = run(node, name=TWIN, spec_content=spec_named(TWIN))
+    run(node, name=TWIN, spec_content=spec_named(TWIN, SPEC_V1))
+    twin_builds = sorted([twin['build'], live_target_of(node, TWIN)])
+    run(node, spec_content=SPEC_V1)
+    run(node)
+    assert run(node, keep_previous=0)['action'] == 'prune'
+    assert run(node, state='rolled_back')['failed'] is True  # nothing of train's own is left to roll back to
+    assert run(node, state='absent')['action'] == 'remove'
+    assert all(os.path.isdir(b) for b in twin_builds)
+    assert run(node, name=TWIN, spec_content=spec_named(TWIN, SPEC_V1))['changed'] is False
+
+
+def live_target_of(node, name):
+    return os.path.realpath(os.path.join(node.root, 'envs', name))
+
+
+def flat_build(node, spec, name='train'):
+    """A build as collection 0.1.0 left it: envs/.torchfleet/<name>-<key>, live."""
+    layout = envstore.Layout(node.root, name)
+    build = os.path.join(layout.store, '%s-%s' % (name, envspec.sha256_bytes(spec)[:12]))
+    node._make_env(build, samples.LIST_TRAIN)
+    envstore.record_build(build, envstore.make_stamp(name, envspec.sha256_bytes(spec), None, '0.1.0',
+                                                     'inventories/demo/environment.yml'), spec.encode(), None, None)
+    os.symlink(os.path.relpath(build, layout.envs), layout.live)
+    with open(layout.flat_history_path, 'w') as handle:
+        json.dump({'builds': [os.path.basename(build)]}, handle)
+    return build
+
+
+def test_a_store_of_the_flat_layout_is_converged_then_moved_on(node):
+    flat = flat_build(node, SPEC_V2)
+    assert run(node)['changed'] is False and node.calls == []
+    result = run(node, spec_content=SPEC_V1)
+    assert result['action'] == 'build' and result['previous'] == [flat]
+    assert live_target(node) == build_of(node, SPEC_V1)
+    back = run(node)
+    assert back['action'] == 'switch' and live_target(node) == flat and node.mutating_calls() == []
+    assert run(node, keep_previous=0)['removed'] == [build_of(node, SPEC_V1)]
+    run(node, spec_content=SPEC_V1, keep_previous=0)
+    assert not os.path.exists(flat)
+
+
+def test_the_flat_layout_build_of_a_twin_is_not_pruned(node):
+    """0.1.0 matched `train-<12 hex>-<12 hex>` as train's: the twin's build with key bbbb."""
+    twin_flat = flat_build(node, spec_named(TWIN), TWIN)
+    run(node, spec_content=SPEC_V1)
+    run(node, keep_previous=0)
+    run(node, state='absent')
+    assert os.path.isdir(twin_flat) and live_target_of(node, TWIN) == twin_flat
+
+
+# ---------------------------------------------------------------- issue 9: concurrency
+
+
+def _hold_lock(root, seconds, ready):
+    with envstore.Layout(root, 'train').locked(0):
+        ready.set()
+        time.sleep(seconds)
+
+
+def test_a_run_that_finds_the_lock_held_names_the_holder(node):
+    run(node, spec_content=SPEC_V1)
+    old = live_target(node)
+    ready = multiprocessing.Event()
+    holder = multiprocessing.Process(target=_hold_lock, args=(node.root, 3, ready))
+    holder.start()
+    try:
+        assert ready.wait(10)
+        result = run(node, lock_timeout=0)
+    finally:
+        holder.join()
+    assert result['failed'] is True and result['holder']['pid'] == holder.pid
+    assert 'another run is changing the environment train: pid %d on ' % holder.pid in result['msg']
+    assert node.mutating_calls() == [] and live_target(node) == old
+
+
+def other_run_makes_live(node, spec):
+    layout = envstore.Layout(node.root, 'train')
+    build = layout.build_dir(envspec.sha256_bytes(spec))
+    node._make_env(build, samples.LIST_TRAIN)
+    envstore.record_build(build, envstore.make_stamp('train', envspec.sha256_bytes(spec), None, '0.1.0',
+                                                     'inventories/demo/environment.yml'), spec.encode(), None, None)
+    layout.activate(build)
+    return build
+
+
+def test_the_decision_is_made_after_the_lock_is_taken(node, monkeypatch):
+    """While this run waits for the lock, another run makes the same spec live: this run must
+    see that, change nothing and above all not delete the build that is now live."""
+    real_locked = envstore.Layout.locked
+    made = []
+
+    @contextlib.contextmanager
+    def locked(self, *args, **kwargs):
+        made.append(other_run_makes_live(node, SPEC_V2))
+        with real_locked(self, *args, **kwargs):
+            yield
+
+    monkeypatch.setattr(envstore.Layout, 'locked', locked)
+    result = run(node)
+    assert made and live_target(node) == made[0] and envstore.read_stamp(made[0]) is not None
+    assert node.mutating_calls() == [] and result['changed'] is False and result['action'] == 'none'
+
+
+def test_check_mode_takes_no_lock(node, monkeypatch):
+    run(node, spec_content=SPEC_V1)
+
+    def locked(self, *args, **kwargs):
+        raise AssertionError('check mode took the lock')
+
+    monkeypatch.setattr(envstore.Layout, 'locked', locked)
+    assert run(node, check=True)['changed'] is True
+
+
+FAKE_CONDA = r'''#!%(python)s
+"""A conda that takes its time: `env create` makes the prefix, sleeps, then fills it."""
+import json, os, sys, time
+args = sys.argv[1:]
+value = lambda flag: args[args.index(flag) + 1]
+if args[:2] == ['env', 'create']:
+    prefix = value('--prefix')
+    os.makedirs(os.path.join(prefix, 'conda-meta'))
+    time.sleep(float(os.environ.get('FAKE_CONDA_SLEEP', '1.5')))
+    os.makedirs(os.path.join(prefix, 'bin'))
+    os.symlink(sys.executable, os.path.join(prefix, 'bin', 'python'))
+    with open(value('--file')) as handle:
+        numpy = '2.4.6' if 'numpy=2.4.6' in handle.read() else '2.4.5'
+    with open(os.path.join(prefix, 'conda-meta', 'fake-list'), 'w') as handle:
+        json.dump([{'name': 'numpy', 'version': numpy, 'build_string': 'py311_0', 'channel': 'conda-forge'},
+                   {'name': 'python', 'version': '3.11.13', 'build_string': 'h0_cpython', 'channel': 'conda-forge'}], handle)
+    print(json.dumps({'success': True, 'prefix': prefix}))
+elif args[0] == 'list':
+    path = os.path.join(value('--prefix'), 'conda-meta', 'fake-list')
+    print(open(path).read() if os.path.exists(path) else '[]')
+else:
+    sys.exit(2)
+'''
+SPEC_SLOW = 'name: train\ndependencies:\n  - python=3.11\n  - numpy=2.4.6\n'
+
+
+class LiveWatcher(threading.Thread):
+    """Looks at envs/train every millisecond: once it exists it must always be a complete, stamped build."""
+
+    def __init__(self, live):
+        super(LiveWatcher, self).__init__()
+        self.live = live
+        self.broken = []
+        self.seen = 0
+        self.stop = threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            if os.path.lexists(self.live):
+                self.seen += 1
+                stamped = os.path.isfile(os.path.join(self.live, 'conda-meta', 'torchfleet-stamp'))
+                if not (stamped and os.access(os.path.join(self.live, 'bin', 'python'), os.X_OK)):
+                    self.broken.append(os.path.realpath(self.live))
+            time.sleep(0.001)
+
+
+def module_process(tmp_path, root, tag, spec, **extra):
+    args = {'name': 'train', 'prefix': root, 'spec_content': spec, 'smoke_test': ['import sys'],
+            'expected': {'numpy': '2.4.6' if 'numpy=2.4.6' in spec else '2.4.5'}}
+    args.update(extra)
+    args_file = tmp_path / ('args-%s.json' % tag)
+    args_file.write_text(json.dumps({'ANSIBLE_MODULE_ARGS': args}))
+    collections = conda_env.__file__.split(os.sep + 'ansible_collections' + os.sep, 1)[0]
+    env = dict(os.environ, PYTHONPATH=collections, FAKE_CONDA_SLEEP='1.5')
+    return subprocess.Popen([sys.executable, conda_env.__file__, str(args_file)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, cwd=str(tmp_path))
+
+
+def result_of(process):
+    out, err = process.communicate(timeout=120)
+    try:
+        return json.loads(out.decode('utf-8').strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise AssertionError('no module result: %s %s' % (out, err))
+
+
+@pytest.fixture
+def slow_node(tmp_path):
+    root = tmp_path / 'miniconda3'
+    (root / 'bin').mkdir(parents=True)
+    (root / 'bin' / 'conda').write_text(FAKE_CONDA % {'python': sys.executable})
+    os.chmod(str(root / 'bin' / 'conda'), 0o755)
+    return str(root)
+
+
+@pytest.mark.parametrize('second_spec', [SPEC_SLOW, SPEC_SLOW.replace('numpy=2.4.6', 'numpy=2.4.5')],
+                         ids=['same-spec', 'changed-spec'])
+def test_two_real_runs_at_once_never_leave_the_live_path_broken(tmp_path, slow_node, second_spec):
+    live = os.path.join(slow_node, 'envs', 'train')
+    watcher = LiveWatcher(live)
+    watcher.start()
+    try:
+        first = module_process(tmp_path, slow_node, 'first', SPEC_SLOW)
+        time.sleep(0.3)
+        second = module_process(tmp_path, slow_node, 'second', second_spec)
+        results = [result_of(first), result_of(second)]
+    finally:
+        watcher.stop.set()
+        watcher.join()
+    assert [r.get('failed', False) for r in results] == [False, False], results
+    assert watcher.seen > 0 and watcher.broken == []
+    target = os.path.realpath(live)
+    stamp = envstore.read_stamp(target)
+    assert stamp is not None and os.access(os.path.join(live, 'bin', 'python'), os.X_OK)
+    wanted = set(envspec.sha256_bytes(s) for s in (SPEC_SLOW, second_spec))
+    assert stamp['spec_sha256'] in wanted
+    builds = envstore.Layout(slow_node, 'train').builds()
+    assert sorted(envstore.read_stamp(b)['spec_sha256'] for b in builds) == sorted(wanted)
+    creates = [c for r in results for c in r['commands'] if c[1:3] == ['env', 'create']]
+    assert len(creates) == len(wanted)  # a run that waited for the same spec builds nothing
