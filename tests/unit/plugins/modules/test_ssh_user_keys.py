@@ -307,13 +307,13 @@ ATTACKS = [
 ]
 
 
-def run_attack(world, case, params):
+def run_attack(world, case, params, check_mode=False):
     if 'home_mode' in case:
         world['home'].chmod(case['home_mode'])
     lay_out(world, case['layout'])
     canary = canary_state(world)
     home = snapshot(world['home'])
-    result = run_module(params)
+    result = run_module(params, check_mode=check_mode)
     path = str(world['home'] / case['path']) if case['path'] else str(world['home'])
     assert result.get('failed'), result
     assert result['msg'].startswith(path + ' ') and case['reason'] in result['msg'], result['msg']
@@ -324,9 +324,10 @@ def run_attack(world, case, params):
     return result
 
 
+@pytest.mark.parametrize('check_mode', [False, True], ids=['run', 'check-mode'])
 @pytest.mark.parametrize('case', ATTACKS, ids=[case['id'] for case in ATTACKS])
-def test_present_refuses(world, case):
-    run_attack(world, case, present_params())
+def test_present_refuses(world, case, check_mode):
+    run_attack(world, case, present_params(), check_mode)
 
 
 READ_ATTACKS = [case for case in ATTACKS if case['id'].startswith(('private-key', 'public-key', 'ssh-dir', 'home'))]
