@@ -16,7 +16,8 @@ __metaclass__ = type
 import glob
 import os
 import pwd
-import stat
+
+from ansible_collections.torchfleet.cluster.plugins.module_utils import trusted_exec
 
 NOBODY = (65534, 65534)
 
@@ -32,14 +33,16 @@ def interpreter_tree(python):
 def foreign_writer(python):
     """(uid, gid) of a user other than root who can change what ``python`` runs, or None.
 
-    A non-root owner wins; a path that anyone may write (world-writable, not sticky) makes
-    the answer ``nobody``, the least a stranger could have planted there."""
+    Every directory on the way to each path counts (trusted_exec). A non-root owner wins; a
+    path that others may write without owning it makes the answer ``nobody``, the least a
+    stranger could have planted there."""
     for path in interpreter_tree(python):
-        info = os.stat(path)
-        if info.st_uid != 0:
-            return info.st_uid, info.st_gid
-        if info.st_mode & stat.S_IWOTH and not info.st_mode & stat.S_ISVTX:
-            return NOBODY
+        finding = trusted_exec.untrusted_writer(path, trusted=(0,))
+        if finding is None:
+            continue
+        if finding.uid != 0:
+            return finding.uid, os.lstat(finding.path).st_gid
+        return NOBODY
     return None
 
 
