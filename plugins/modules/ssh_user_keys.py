@@ -238,14 +238,25 @@ def mode_text(mode):
     return '%04o' % mode
 
 
-def attribute_diff(path, st, account):
-    """The file module's style of diff for owner, group and mode; empty when they are right."""
+def attribute_diff(header, st, account, mode):
+    """The file module's style of diff for owner, group and mode; [] when they are right."""
     before, after = {}, {}
     if st.st_uid != account.pw_uid:
         before['owner'], after['owner'] = st.st_uid, account.pw_uid
     if st.st_gid != account.pw_gid:
         before['group'], after['group'] = st.st_gid, account.pw_gid
-    return before, after
+    if stat.S_IMODE(st.st_mode) != mode:
+        before['mode'], after['mode'] = mode_text(stat.S_IMODE(st.st_mode)), mode_text(mode)
+    return [dict(before_header=header, after_header=header, before=before, after=after)] if before else []
+
+
+def content_diff(path, wanted, current, data):
+    if wanted.secret:
+        before, after = (SECRET_BEFORE if current else ''), SECRET_AFTER
+    else:
+        before = to_text(current.data, errors='surrogate_or_replace') if current else ''
+        after = to_text(data, errors='surrogate_or_replace')
+    return [dict(before_header=path, after_header=path, before=before, after=after)]
 
 
 def file_change(ssh_path, wanted, current, account):
@@ -254,19 +265,10 @@ def file_change(ssh_path, wanted, current, account):
     data = wanted.merge(current.data if current else None)
     diffs = []
     if current is None or current.data != data:
-        if wanted.secret:
-            before, after = (SECRET_BEFORE if current else ''), SECRET_AFTER
-        else:
-            before = to_text(current.data, errors='surrogate_or_replace') if current else ''
-            after = to_text(data, errors='surrogate_or_replace')
-        diffs.append(dict(before_header=path, after_header=path, before=before, after=after))
+        diffs.extend(content_diff(path, wanted, current, data))
     if current is not None:
-        before, after = attribute_diff(path, current.st, account)
-        if stat.S_IMODE(current.st.st_mode) != wanted.mode:
-            before['mode'], after['mode'] = mode_text(stat.S_IMODE(current.st.st_mode)), mode_text(wanted.mode)
-        if before:
-            header = '%s (file attributes)' % path
-            diffs.append(dict(before_header=header, after_header=header, before=before, after=after))
+        diffs.extend(attribute_diff('%s (file attributes)' % path, current.st, account, wanted.mode))
+    # Owner or mode alone are fixed by writing the same content anew: no fchown by name.
     return (data if diffs else None), diffs
 
 
@@ -276,39 +278,39 @@ def dir_diff(ssh_path, st, account):
         return [dict(before_header=header, after_header=header, before=dict(path=ssh_path, state='absent'),
                      after=dict(path=ssh_path, state='directory', owner=account.pw_uid, group=account.pw_gid,
                                 mode=mode_text(SSH_DIR_MODE)))]
-    before, after = attribute_diff(ssh_path, st, account)
-    if stat.S_IMODE(st.st_mode) != SSH_DIR_MODE:
-        before['mode'], after['mode'] = mode_text(stat.S_IMODE(st.st_mode)), mode_text(SSH_DIR_MODE)
-    return [dict(before_header=header, after_header=header, before=before, after=after)] if before else []
+    return attribute_diff(header, st, account, SSH_DIR_MODE)
 
 
-def read_current(ssh_fd, ssh_path, names, account):
+def open_ssh_dir(module, home_fd, ssh_path, trusted):
+    """(fd of ~/.ssh, its stat before this run); created unless in check mode, (None, None) then."""
+    fd = open_child_dir(home_fd, '.ssh', ssh_path, trusted)
+    if fd is not None:
+        return fd, os.fstat(fd)
+    if module.check_mode:
+        return None, None
+    return make_dir(home_fd, '.ssh', ssh_path, trusted, SSH_DIR_MODE), None
+
+
+def read_current(ssh_fd, ssh_path, names, trusted):
     """Every file the run will touch, read and checked before anything is written."""
-    trusted = (account.pw_uid,)
     if ssh_fd is None:
         return dict((name, None) for name in names)
     return dict((name, read_file(ssh_fd, name, join(ssh_path, name), trusted)) for name in names)
 
 
 def ensure_present(module, account, home):
-    params = module.params
     ssh_path = join(home, '.ssh')
     trusted = (account.pw_uid,)
-    wanted = wanted_files(params)
+    wanted = wanted_files(module.params)
     with closing(open_dir(home, trusted)) as home_fd:
-        ssh_fd = open_child_dir(home_fd, '.ssh', ssh_path, trusted)
-        if ssh_fd is None and not module.check_mode:
-            ssh_fd = make_dir(home_fd, '.ssh', ssh_path, trusted, SSH_DIR_MODE)
-            created = True
-        else:
-            created = False
+        ssh_fd, ssh_st = open_ssh_dir(module, home_fd, ssh_path, trusted)
         with closing(ssh_fd):
             if ssh_fd is not None:
                 lock_dir(ssh_fd, ssh_path)
-            diffs = dir_diff(ssh_path, None if created or ssh_fd is None else os.fstat(ssh_fd), account)
-            current = read_current(ssh_fd, ssh_path, [item.name for item in wanted], account)
-            writes = []
+            diffs = dir_diff(ssh_path, ssh_st, account)
             changed_files = [ssh_path] if diffs else []
+            current = read_current(ssh_fd, ssh_path, [item.name for item in wanted], trusted)
+            writes = []
             for item in wanted:
                 data, item_diffs = file_change(ssh_path, item, current[item.name], account)
                 if data is not None:

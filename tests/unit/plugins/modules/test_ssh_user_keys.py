@@ -16,11 +16,13 @@ import json
 import os
 import pwd
 import stat
+import time
 
 import pytest
 
 from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.torchfleet.cluster.plugins.module_utils import safepath
 from ansible_collections.torchfleet.cluster.plugins.modules import ssh_user_keys
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson, patch_module_exits
 
@@ -412,3 +414,30 @@ REPLACE_BLOCK = [
 @pytest.mark.parametrize('case', REPLACE_BLOCK, ids=[case['id'] for case in REPLACE_BLOCK])
 def test_replace_block(case):
     assert ssh_user_keys.replace_block(case['current'], '# {mark} m', case['block']) == case['after']
+
+
+def test_a_second_run_waits_for_the_first_and_keeps_its_change(world):
+    """Another run holds ~/.ssh and adds its own block; this run starts meanwhile and must keep it."""
+    lay_out(world, CONVERGED)
+    other_block = '# BEGIN other\nssh-ed25519 AAAA other-run\n# END other\n'
+    with closing_dir(world['ssh']) as held:
+        safepath.lock_dir(held, 'x')
+        pid = os.fork()
+        if pid == 0:  # the second run, as its own process
+            try:
+                os.close(held)  # the inherited copy would keep the first run's lock alive
+                result = run_module(present_params(authorized_key_options='no-pty'), diff=False)
+                os._exit(0 if result['changed'] and not result.get('failed') else 3)
+            except BaseException:
+                os._exit(4)
+        time.sleep(0.5)
+        assert os.waitpid(pid, os.WNOHANG) == (0, 0), 'the second run did not wait for the lock'
+        path = world['ssh'] / 'authorized_keys'
+        path.write_text(path.read_text() + other_block)
+    assert os.waitpid(pid, 0)[1] == 0
+    assert (world['ssh'] / 'authorized_keys').read_text() == (
+        USER_KEY + AUTH_BLOCK % ('no-pty ' + PUBLIC_KEY) + other_block)
+
+
+def closing_dir(path):
+    return safepath.closing(safepath.open_dir(str(path), (USER,)))
