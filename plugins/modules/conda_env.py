@@ -278,6 +278,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.torchfleet.cluster.plugins.module_utils import conda as conda_utils
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envstore
+from ansible_collections.torchfleet.cluster.plugins.module_utils import tree_owner
 from ansible_collections.torchfleet.cluster.plugins.module_utils import trusted_exec
 
 
@@ -311,8 +312,8 @@ class CondaEnv:
     def resolve_owner(self):
         """Before anything is built: an unknown user or group fails now, not after the build."""
         try:
-            self.uid, self.gid = envstore.resolve_ids(self.module.params['owner'], self.module.params['group'])
-        except envstore.UnknownOwner as exc:
+            self.uid, self.gid = tree_owner.resolve_ids(self.module.params['owner'], self.module.params['group'])
+        except tree_owner.UnknownOwner as exc:
             self.module.fail_json(msg='%s: %s' % (self.name, exc))
 
     def load_inputs(self):
@@ -576,7 +577,7 @@ class CondaEnv:
             self.smoke_test(python)
             self.check_pins()
             envstore.record_build(self.build, self.stamp, self.spec_bytes, self.lock_bytes, self.expected)
-            envstore.chown_tree(self.build, self.uid, self.gid)
+            tree_owner.chown_tree(self.build, self.uid, self.gid)
         except BuildError as exc:
             self.layout.discard(self.build)
             self.fail(exc.result)
@@ -650,7 +651,7 @@ class CondaEnv:
             self.module.warn('%s was a real directory; it was moved to %s and replaced by a managed build'
                              % (self.layout.live, legacy))
         self.layout.activate(self.build)
-        envstore.chown_link(self.layout.live, self.uid, self.gid)
+        tree_owner.chown_link(self.layout.live, self.uid, self.gid)
         keep, drop = self.layout.kept_after(self.build, self.module.params['keep_previous'])
         self.layout.remove_builds(drop)
         self.result.update(previous=keep, removed=drop)
