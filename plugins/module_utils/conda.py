@@ -7,7 +7,8 @@ Shapes handled (all from conda's own source):
 - ``conda info --json``: the ``info_dict`` of ``conda/cli/main_info.py``
   (``conda_version``, ``platform``, ``root_prefix``, ``envs_dirs``, ``channels`` …).
 - ``conda env list --json``: ``{"envs": [...]}``; 24.7-25.9 print the whole info dict
-  (``env list`` became an alias of ``info --envs``), 25.11 adds ``envs_details``.
+  (``env list`` became an alias of ``info --envs``), 25.11 adds ``envs_details``. As root
+  the list includes every user's registered environments (conda/core/envs_manager.py).
 - ``conda list --json``: a list of ``PackageRecord.dist_fields_dump()`` dicts
   (``name``, ``version``, ``build_string``, ``build_number``, ``channel``, ``platform`` …);
   pip-installed packages have ``channel`` "pypi" and ``build_string`` "pypi_0".
@@ -21,6 +22,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import os
 import platform
 import re
 
@@ -38,7 +40,13 @@ _TEXT_PACKAGES_RE = re.compile(
     r'((?:\s*(?:prefix:.*|-\s+\S.*)\n?)+)')
 _PIP_NOT_FOUND_RE = re.compile(r'No matching distribution found for ([^\s(]+)')
 _PIP_NO_VERSION_RE = re.compile(r'Could not find a version that satisfies the requirement ([^\s(]+)')
-_EXCEPTION_LINE_RE = re.compile(r'^([A-Z][A-Za-z]+(?:Error|Exception)):\s*(.*)$', re.M)
+# A module path may precede the name, as in a Python traceback ("conda.common.configuration.MultipleKeysError: ...").
+_EXCEPTION_LINE_RE = re.compile(r'^(?:[a-z_][a-z0-9_]*\.)*([A-Z][A-Za-z]+(?:Error|Exception|NotFound)):[ \t]*(.*)$', re.M)
+# The classic solver's ResolvePackageNotFound: a dash list of dependency chains ("a -> b").
+_RESOLVE_CHAINS_RE = re.compile(r'ResolvePackageNotFound:[ \t]*\n((?:[ \t]*-[ \t]+\S.*\n?)+)')
+# conda's exception handler crashing while it prints an error (MultipleKeysError under --json in
+# 25.11/26.7: its keys are a frozenset) leaves a chained traceback on stderr and nothing on stdout.
+_CHAINED_MARKER = 'During handling of the above exception, another exception occurred'
 
 
 class CondaCommandError(Exception):
@@ -138,6 +146,23 @@ def parse_env_list(text):
     return list(data['envs'])
 
 
+def envs_of_installation(envs, root_prefix):
+    """The listed environments that belong to the installation at ``root_prefix``: the base
+    itself and what lies under ``root_prefix/envs``.
+
+    As root, ``conda env list`` and ``conda info --json`` also list what every user registered
+    in their own ``~/.conda/environments.txt``; those entries are another user's data, never
+    paths to act on, so they are dropped here (compared as text, no link is followed)."""
+    root = os.path.normpath(root_prefix)
+    envs_dir = os.path.join(root, 'envs') + os.sep
+    owned = []
+    for env in envs:
+        path = os.path.normpath(str(env))
+        if path == root or path.startswith(envs_dir):
+            owned.append(path)
+    return owned
+
+
 def package_record(raw):
     """One ``conda list --json`` entry, reduced to the fields the collection compares."""
     channel = raw.get('channel') or ''
@@ -171,15 +196,11 @@ def parse_error(stdout, stderr=''):
     """What went wrong, from conda's JSON error document or, failing that, its text."""
     data = parse_json_output(stdout)
     if isinstance(data, dict) and data.get('exception_name'):
-        packages = [str(p) for p in (data.get('packages') or ())]
-        if not packages and data.get('package_name'):
-            name = data['package_name']
-            packages = [name] if isinstance(name, str) else [str(p) for p in name]
         return {
             'exception_name': data['exception_name'],
             'message': (data.get('message') or data.get('error') or '').strip(),
-            'packages': packages,
-            'channels': [str(c) for c in (data.get('channel_urls') or ())],
+            'packages': _json_error_packages(data),
+            'channels': [_channel_text(c) for c in (data.get('channel_urls') or ())],
             'pip': _pip_failures(stdout + '\n' + (stderr or '')),
         }
     text = '%s\n%s' % (stdout or '', stderr or '')
@@ -189,13 +210,55 @@ def parse_error(stdout, stderr=''):
         error['exception_name'] = 'PackagesNotFoundError'
         error['packages'] = [line.strip()[1:].strip() for line in match.group(1).splitlines()
                              if line.strip().startswith('-')]
-    exc = None
-    for exc in _EXCEPTION_LINE_RE.finditer(text):
-        pass
+    chains = _RESOLVE_CHAINS_RE.search(text)
+    if chains:
+        error['packages'] = [_missing_in_chain(line.strip()[1:]) for line in chains.group(1).splitlines()
+                             if line.strip().startswith('-')]
+    exc = _reported_exception(text)
     if exc is not None:
         error['exception_name'] = error['exception_name'] or exc.group(1)
         error['message'] = exc.group(2).strip() or exc.group(1)
     return error
+
+
+def _reported_exception(text):
+    """The exception conda reported: the last one named, or the original one when conda's
+    own error handler crashed while printing it (a chained traceback)."""
+    searched = text.split(_CHAINED_MARKER, 1)[0] if _CHAINED_MARKER in text else text
+    found = None
+    for found in _EXCEPTION_LINE_RE.finditer(searched):
+        pass
+    return found
+
+
+def _json_error_packages(data):
+    """Package specs of a not-found error: PackagesNotFoundError's ``packages``, an older
+    ``package_name``, or ResolvePackageNotFound's ``bad_deps`` (the classic solver)."""
+    packages = [str(p) for p in (data.get('packages') or ())]
+    if not packages and data.get('package_name'):
+        name = data['package_name']
+        packages = [name] if isinstance(name, str) else [str(p) for p in name]
+    if not packages and data.get('bad_deps'):
+        packages = [_missing_in_chain(str(dep)) for dep in data['bad_deps']]
+    return packages
+
+
+def _missing_in_chain(chain):
+    """"torch -> nosuchdep" -> "nosuchdep": the end of a dependency chain is what is missing."""
+    return chain.split(' -> ')[-1].strip()
+
+
+def _channel_text(channel):
+    """A channel URL; rattler and libmamba may put Channel objects (dumped as mappings) in channel_urls."""
+    if not isinstance(channel, dict):
+        return str(channel)
+    if channel.get('channels'):  # a MultiChannel such as "defaults"
+        return ', '.join(_channel_text(c) for c in channel['channels'])
+    path = '/'.join(str(part).strip('/') for part in (channel.get('location'), channel.get('name'), channel.get('platform'))
+                    if part)
+    if channel.get('scheme'):
+        return '%s://%s%s' % (channel['scheme'], '/' if channel['scheme'] == 'file' else '', path)
+    return path or str(channel.get('name') or channel)
 
 
 def _pip_failures(text):
@@ -248,9 +311,10 @@ class CondaCli:
         _rc, out, _err = self.run(['info', '--json'], 'conda info')
         return parse_info(out)
 
-    def env_list(self):
+    def env_list(self, root_prefix):
+        """Environments of the installation at ``root_prefix`` (see envs_of_installation)."""
         _rc, out, _err = self.run(['env', 'list', '--json'], 'conda env list')
-        return parse_env_list(out)
+        return envs_of_installation(parse_env_list(out), root_prefix)
 
     def list_packages(self, prefix):
         _rc, out, _err = self.run(['list', '--json', '--prefix', prefix], 'conda list')

@@ -65,6 +65,10 @@ _EXPLICIT_URL_RE = re.compile(
     r'(?:#(?:(?P<md5>[0-9a-f]{32})|(?:sha256:)?(?P<sha256>[0-9a-f]{64})))?$'
 )
 _PLATFORM_LINE_RE = re.compile(r'^#\s*platform:\s*(\S+)\s*$')
+# The digests of zero bytes: no package file has them, so a lock carrying one was not made
+# from real packages (conda would fail the download's checksum on every node).
+EMPTY_FILE_DIGESTS = frozenset(('d41d8cd98f00b204e9800998ecf8427e',
+                                'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'))
 
 
 class SpecError(Exception):
@@ -424,6 +428,13 @@ def lock_kind(content, source=None):
     return None
 
 
+def _check_digests(name, digests, source, line=None):
+    for digest in digests:
+        if digest and digest.lower() in EMPTY_FILE_DIGESTS:
+            raise SpecError('package %s carries the digest of an empty file (%s); the lock was not made from '
+                            'real package files' % (name, digest), source, line)
+
+
 def parse_explicit(content, source=None):
     """Parse an ``@EXPLICIT`` file into {'kind', 'platform', 'packages'}."""
     text = to_text(content, source)
@@ -448,6 +459,7 @@ def parse_explicit(content, source=None):
         if not match or match.group('dist').count('-') < 2:
             raise SpecError('not a package URL (…/<name>-<version>-<build>.conda[#md5]): %r' % line, source, number)
         name, version, build = match.group('dist').rsplit('-', 2)
+        _check_digests(name, (match.group('md5'), match.group('sha256')), source, number)
         packages.append({'name': name, 'version': version, 'build': build, 'url': match.group('url'),
                          'md5': match.group('md5'), 'sha256': match.group('sha256'), 'manager': 'conda',
                          'platform': platform})
@@ -481,6 +493,7 @@ def parse_conda_lock(content, source=None):
         if pkg['manager'] not in ('conda', 'pip'):
             raise SpecError('package %s: unknown manager %r' % (pkg['name'], pkg['manager']), source)
         hashes = dict((k, str(v)) for k, v in (pkg.get('hash') or {}).items() if v is not None)
+        _check_digests(pkg['name'], (hashes.get('md5'), hashes.get('sha256')), source)
         packages.append({'name': str(pkg['name']), 'version': str(pkg['version']), 'manager': pkg['manager'],
                          'platform': pkg['platform'], 'url': pkg['url'], 'md5': hashes.get('md5'),
                          'sha256': hashes.get('sha256'), 'category': pkg.get('category', 'main'),

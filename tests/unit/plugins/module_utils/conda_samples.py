@@ -175,3 +175,118 @@ CREATE_SUCCESS_JSON = json.dumps({"prefix": "/opt/miniconda3/envs/.torchfleet/tr
 # The smoke test failing because torch did not get installed (CPython 3.11 traceback).
 NO_TORCH_TRACEBACK = ('Traceback (most recent call last):\n  File "<string>", line 1, in <module>\n'
                       "ModuleNotFoundError: No module named 'torch'\n")
+
+# --- shapes where real conda differs from the offline stand-in (issue 12) -----------------
+# Written from the sources of conda 25.11.1/26.7.1, not recorded from a run.
+
+# Both auto-activate keys in one .condarc, any command with --json: MultipleKeysError keeps its
+# keys as a frozenset (conda/common/configuration.py), print_conda_exception's json.dumps of
+# the dump_map raises TypeError inside ExceptionHandler.__call__'s except clause
+# (conda/exception_handler.py, conda/exceptions.py), so the interpreter prints the chained
+# traceback on stderr and exits 1; stdout stays empty.
+MULTIPLE_KEYS_JSON_CRASH = (
+    'Traceback (most recent call last):\n'
+    '  File "/opt/miniconda3/lib/python3.13/site-packages/conda/exception_handler.py", line 18, in __call__\n'
+    '    return func(*args, **kwargs)\n'
+    '  File "/opt/miniconda3/lib/python3.13/site-packages/conda/cli/main.py", line 84, in main_subshell\n'
+    '    context.__init__(argparse_args=pre_args)\n'
+    '  File "/opt/miniconda3/lib/python3.13/site-packages/conda/common/configuration.py", line 1480, in _check_aliases\n'
+    '    raise MultipleKeysError(source, keys, name)\n'
+    'conda.common.configuration.MultipleKeysError: Multiple aliased keys in file /opt/miniconda3/.condarc:\n'
+    '  - auto_activate\n  - auto_activate_base\n'
+    "Must declare only one. Prefer 'auto_activate'\n"
+    '\nDuring handling of the above exception, another exception occurred:\n\n'
+    'Traceback (most recent call last):\n'
+    '  File "/opt/miniconda3/bin/conda", line 12, in <module>\n'
+    '    sys.exit(main())\n'
+    '  File "/opt/miniconda3/lib/python3.13/site-packages/conda/exceptions.py", line 1837, in print_conda_exception\n'
+    '    exc_json = json.dumps(_json_error_map(exc_val), sort_keys=True)\n'
+    '  File "/opt/miniconda3/lib/python3.13/json/encoder.py", line 180, in default\n'
+    "    raise TypeError(f'Object of type {o.__class__.__name__} '\n"
+    'TypeError: Object of type frozenset is not JSON serializable\n'
+)
+
+# `conda env list --json` run as root: list_all_known_prefixes reads the environments.txt of
+# every passwd entry's home when is_admin() (conda/core/envs_manager.py).
+ENV_LIST_AS_ROOT = json.dumps({
+    "envs": ["/home/trainer/.conda/envs/scratch", "/home/trainer/work/myenv", "/opt/miniconda3",
+             "/opt/miniconda3/envs/.torchfleet/train-3f1c2a9b7d10", "/opt/miniconda3/envs/train",
+             "/opt/miniconda3x/envs/lookalike", "/srv/shared/envs/other"],
+    "envs_details": {},
+}, indent=2, sort_keys=True) + "\n"
+
+# `conda list --json` from mirrors and a local channel: "channel" is Channel.name
+# (PackageRecord.dist_fields_dump in conda/models/records.py; _read_channel_configuration in
+# conda/models/channel.py): the path below channel_alias, a file:// channel's last path
+# component, or the URL path of an unconfigured mirror; base_url stays the full URL.
+LIST_MIRRORS = json.dumps([
+    {"base_url": "https://mirror.invalid/artifactory/api/conda/conda-forge", "build_number": 0,
+     "build_string": "py311h71ddf71_0", "channel": "artifactory/api/conda/conda-forge",
+     "dist_name": "numpy-2.4.6-py311h71ddf71_0", "name": "numpy", "platform": "linux-64", "version": "2.4.6"},
+    {"base_url": "file:///srv/channels/localchan", "build_number": 0, "build_string": "pyhd8ed1ab_0",
+     "channel": "localchan", "dist_name": "six-1.16.0-pyhd8ed1ab_0", "name": "six",
+     "platform": "noarch", "version": "1.16.0"},
+    {"base_url": "https://repo.mirror.invalid/pkgs/main", "build_number": 0, "build_string": "h9e4cc4f_0_cpython",
+     "channel": "pkgs/main", "dist_name": "python-3.11.13-h9e4cc4f_0_cpython", "name": "python",
+     "platform": "linux-64", "version": "3.11.13"},
+], indent=2) + "\n"
+
+# `conda env create --json` success (print_result in conda/env/env.py, stdout_json_success in
+# conda/cli/common.py): FETCH holds the full PackageRecords (EntityEncoder dumps), LINK the
+# dist_fields_dump() entries, PIP pip's installed list; a fetch progress record comes first.
+_FETCH_RECORD = {
+    "arch": "x86_64", "build": "py311h71ddf71_0", "build_number": 0,
+    "channel": "https://mirror.invalid/conda-forge/linux-64", "constrains": ["numpy-base <0a0"],
+    "depends": ["libgcc >=14", "python >=3.11,<3.12.0a0", "python_abi 3.11.* *_cp311"],
+    "fn": "numpy-2.4.6-py311h71ddf71_0.conda", "license": "BSD-3-Clause", "license_family": "BSD",
+    "md5": "d7c89558ba9fa0495403155b64376d81", "name": "numpy", "platform": "linux", "size": 9180111,
+    "sha256": "4d705a82c554d1abb80aedd0593e0abde54f71b7a5c87492c750c9759b7706fd", "subdir": "linux-64",
+    "timestamp": 1781012345678, "url": "https://mirror.invalid/conda-forge/linux-64/numpy-2.4.6-py311h71ddf71_0.conda",
+    "version": "2.4.6",
+}
+CREATE_WITH_FETCH_JSON = (
+    '{"fetch": "numpy-2.4.6-py311h71ddf71_0", "finished": true, "maxval": 1, "progress": 1.0}\n\x00'
+    + json.dumps({
+        "actions": {
+            "FETCH": [_FETCH_RECORD],
+            "LINK": [{"base_url": "https://mirror.invalid/conda-forge", "build_number": 0,
+                      "build_string": "py311h71ddf71_0", "channel": "conda-forge",
+                      "dist_name": "numpy-2.4.6-py311h71ddf71_0", "name": "numpy",
+                      "platform": "linux-64", "version": "2.4.6"}],
+            "PIP": ["torch-2.13.0"],
+            "PREFIX": "/opt/miniconda3/envs/.torchfleet/train-3f1c2a9b7d10",
+            "UNLINK": [],
+        },
+        "prefix": "/opt/miniconda3/envs/.torchfleet/train-3f1c2a9b7d10",
+        "success": True,
+    }, indent=2, sort_keys=True) + "\n")
+
+# The classic solver's answer to a missing package in `env create` (ResolvePackageNotFound in
+# conda/exceptions.py: bad_deps are MatchSpecs, dumped as their text; the message is a dash
+# list of dependency chains). Text and --json forms.
+RESOLVE_NOT_FOUND_TEXT = ('Collecting package metadata (repodata.json): done\nSolving environment: failed\n\n'
+                          'ResolvePackageNotFound: \n  - nosuchpkg=1.0\n  - torch -> nosuchdep\n\n')
+RESOLVE_NOT_FOUND_JSON = json.dumps({
+    "bad_deps": ["nosuchpkg=1.0", "nosuchdep"], "caused_by": "None",
+    "error": "ResolvePackageNotFound: \n  - nosuchpkg=1.0\n  - torch -> nosuchdep",
+    "exception_name": "ResolvePackageNotFound",
+    "exception_type": "<class 'conda.exceptions.ResolvePackageNotFound'>",
+    "message": "\n  - nosuchpkg=1.0\n  - torch -> nosuchdep",
+}, indent=2, sort_keys=True) + "\n"
+
+# PackagesNotFoundError whose channel_urls hold Channel objects (rattler/libmamba paths), which
+# the EntityEncoder dumps with Channel.dump() (conda/models/channel.py).
+NOT_FOUND_CHANNEL_OBJECTS_JSON = json.dumps({
+    "caused_by": "None",
+    "channel_urls": [
+        {"auth": None, "location": "mirror.invalid", "name": "conda-forge", "package_filename": None,
+         "platform": "linux-64", "scheme": "https", "token": None},
+        {"auth": None, "location": "/srv/channels", "name": "localchan", "package_filename": None,
+         "platform": "noarch", "scheme": "file", "token": None},
+    ],
+    "error": "PackagesNotFoundError: The following packages are not available from current channels:\n\n  - nosuchpkg\n",
+    "exception_name": "PackagesNotFoundError",
+    "exception_type": "<class 'conda.exceptions.PackagesNotFoundError'>",
+    "message": "The following packages are not available from current channels:\n\n  - nosuchpkg\n",
+    "packages": ["nosuchpkg"],
+}, indent=2, sort_keys=True) + "\n"

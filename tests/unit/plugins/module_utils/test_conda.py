@@ -177,3 +177,75 @@ def test_cli_explicit_create_command():
     cli = conda.CondaCli(module, '/c/bin/conda')
     cli.create_explicit('/w/explicit.txt', '/p')
     assert module.calls[0][0] == ['/c/bin/conda', 'create', '--json', '--yes', '--prefix', '/p', '--file', '/w/explicit.txt']
+
+
+# --- real conda where the stand-in differed (issue 12) --------------------------------------
+
+def test_multiple_keys_crash_under_json_is_named_from_the_traceback():
+    """25.11.1/26.7.1 print no JSON for MultipleKeysError: the original error is the one reported."""
+    error = conda.parse_error('', samples.MULTIPLE_KEYS_JSON_CRASH)
+    assert error['exception_name'] == 'MultipleKeysError'
+    assert error['message'] == 'Multiple aliased keys in file /opt/miniconda3/.condarc:'
+    message = conda.describe_error('conda info', error, 1)
+    assert 'MultipleKeysError: Multiple aliased keys in file /opt/miniconda3/.condarc' in message
+    assert 'frozenset' not in message
+
+
+def test_cli_info_fails_naming_the_condarc_when_conda_crashes():
+    module = FakeModule([(1, '', samples.MULTIPLE_KEYS_JSON_CRASH)])
+    cli = conda.CondaCli(module, '/opt/miniconda3/bin/conda')
+    with pytest.raises(conda.CondaCommandError) as caught:
+        cli.info()
+    assert caught.value.error['exception_name'] == 'MultipleKeysError'
+    assert '/opt/miniconda3/.condarc' in caught.value.msg
+
+
+def test_as_root_env_list_keeps_only_the_installations_envs():
+    """Other users' registered environments are data: never returned as ours."""
+    module = FakeModule([(0, samples.ENV_LIST_AS_ROOT, '')])
+    cli = conda.CondaCli(module, '/opt/miniconda3/bin/conda')
+    assert cli.env_list('/opt/miniconda3') == [
+        '/opt/miniconda3', '/opt/miniconda3/envs/.torchfleet/train-3f1c2a9b7d10', '/opt/miniconda3/envs/train']
+    assert len(conda.parse_env_list(samples.ENV_LIST_AS_ROOT)) == 7
+
+
+@pytest.mark.parametrize('envs, root, owned', [
+    (['/opt/miniconda3/', '/opt/miniconda3/envs/a/../../../home/trainer/x'], '/opt/miniconda3', ['/opt/miniconda3']),
+    (['/opt/miniconda3/envs'], '/opt/miniconda3/', []),
+    (['/opt/miniconda3/envsx/a', '/opt/miniconda3/envs/b'], '/opt/miniconda3', ['/opt/miniconda3/envs/b']),
+])
+def test_envs_of_installation_compares_normalised_text(envs, root, owned):
+    assert conda.envs_of_installation(envs, root) == owned
+
+
+def test_parse_list_keeps_real_short_channel_names():
+    packages = conda.parse_list(samples.LIST_MIRRORS)
+    assert packages['six']['channel'] == 'localchan'
+    assert packages['numpy']['channel'] == 'artifactory/api/conda/conda-forge'
+    assert packages['python']['channel'] == 'pkgs/main' and packages['python']['manager'] == 'conda'
+
+
+def test_env_create_output_with_full_fetch_records_is_the_outer_document():
+    doc = conda.parse_json_output(samples.CREATE_WITH_FETCH_JSON)
+    assert doc['success'] is True and doc['prefix'].endswith('train-3f1c2a9b7d10')
+    assert doc['actions']['FETCH'][0]['md5'] == 'd7c89558ba9fa0495403155b64376d81'
+    assert conda.parse_error(samples.CREATE_WITH_FETCH_JSON)['exception_name'] is None
+
+
+@pytest.mark.parametrize('stdout, stderr', [
+    ('', samples.RESOLVE_NOT_FOUND_TEXT),
+    (samples.RESOLVE_NOT_FOUND_JSON, ''),
+])
+def test_classic_solver_resolve_package_not_found_names_the_packages(stdout, stderr):
+    error = conda.parse_error(stdout, stderr)
+    assert error['exception_name'] == 'ResolvePackageNotFound'
+    assert error['packages'] == ['nosuchpkg=1.0', 'nosuchdep']
+    assert 'package(s) not available: nosuchpkg=1.0, nosuchdep' in conda.describe_error('conda env create', error, 1)
+
+
+def test_channel_objects_in_channel_urls_become_urls():
+    error = conda.parse_error(samples.NOT_FOUND_CHANNEL_OBJECTS_JSON)
+    assert error['packages'] == ['nosuchpkg']
+    assert error['channels'] == ['https://mirror.invalid/conda-forge/linux-64', 'file:///srv/channels/localchan/noarch']
+    message = conda.describe_error('conda env create', error, 1)
+    assert 'nosuchpkg' in message and "{'auth'" not in message

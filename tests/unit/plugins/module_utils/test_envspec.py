@@ -174,6 +174,10 @@ def test_parse_explicit():
     ('# platform: linux-64\n@EXPLICIT\nnumpy=2.4.6\n', 3, 'not a package URL'),
     ('@EXPLICIT\nhttps://mirror.invalid/x/numpy.conda\n', 2, 'not a package URL'),
     ('@EXPLICIT\nhttps://mirror.invalid/x/numpy-2.4.6-0.conda#nothex\n', 2, 'not a package URL'),
+    ('@EXPLICIT\nhttps://mirror.invalid/x/python-3.11.13-h_0.conda#d41d8cd98f00b204e9800998ecf8427e\n', 2,
+     'package python carries the digest of an empty file'),
+    ('@EXPLICIT\nhttps://mirror.invalid/x/python-3.11.13-h_0.conda'
+     '#e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n', 2, 'digest of an empty file'),
 ])
 def test_bad_explicit_locks(text, line, fragment):
     with pytest.raises(envspec.SpecError) as caught:
@@ -241,3 +245,29 @@ def test_bytes_that_are_not_utf8_name_the_file(parse):
         parse(DEMO.encode('utf-8') + b'\n# caf\xe9\n', 'envs/train.yml')
     offset = len(DEMO.encode('utf-8')) + 6
     assert str(caught.value) == 'envs/train.yml: not UTF-8 text (byte 0xe9 at offset %d); save the file as UTF-8' % offset
+
+
+# `conda list --explicit --sha256` as real conda writes it: PrefixData.iter_records_sorted
+# (dependency order, python before what needs it) and the bare digest after '#'
+# (conda/cli/main_list.py print_explicit, conda/models/prefix_graph.py).
+EXPLICIT_DEPENDENCY_ORDER = (
+    '# platform: linux-64\n@EXPLICIT\n'
+    'https://mirror.invalid/conda-forge/linux-64/_libgcc_mutex-0.1-conda_forge.tar.bz2'
+    '#0c9e7a3a2b0fb1c3fbb7b2e1f3a0e6a3f36e2b5d3c0f1d2e3a4b5c6d7e8f9a0b\n'
+    'https://mirror.invalid/conda-forge/linux-64/python-3.11.13-h9e4cc4f_0_cpython.conda'
+    '#1d0b1e2c3a4f5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c\n'
+    'https://mirror.invalid/conda-forge/noarch/pip-25.2-pyh8b19718_0.conda'
+    '#2e1c2f3d4b5a6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d\n'
+    'https://mirror.invalid/conda-forge/linux-64/numpy-2.4.6-py311h71ddf71_0.conda'
+    '#4d705a82c554d1abb80aedd0593e0abde54f71b7a5c87492c750c9759b7706fd\n'
+)
+
+
+def test_explicit_lock_meaning_does_not_depend_on_line_order():
+    real = envspec.parse_explicit(EXPLICIT_DEPENDENCY_ORDER, 'real.txt')
+    header, body = EXPLICIT_DEPENDENCY_ORDER.split('@EXPLICIT\n')
+    by_name = envspec.parse_explicit(header + '@EXPLICIT\n' + ''.join(sorted(body.splitlines(True))), 'sorted.txt')
+    assert real['packages'][1]['name'] == 'python' and by_name['packages'][0]['name'] != 'python'
+    assert envspec.lock_pins(real) == envspec.lock_pins(by_name)
+    assert sorted(p['sha256'] for p in real['packages']) == sorted(p['sha256'] for p in by_name['packages'])
+    assert real['packages'][3]['sha256'].startswith('4d705a82') and real['packages'][3]['md5'] is None

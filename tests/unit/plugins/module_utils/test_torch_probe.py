@@ -73,6 +73,13 @@ CHANNEL_CASES = [
     ('file:///srv/channel/linux-64', 'channel'),
     ('https://mirror.example/', ''),
     ('conda-forge', 'conda-forge'),
+    # real `conda list --json` channel fields (Channel.name): an unconfigured mirror's URL path,
+    # a file:// channel's last path component, the defaults' pkgs/<name>
+    ('artifactory/api/conda/conda-forge', 'conda-forge'),
+    ('localchan', 'localchan'),
+    ('pkgs/main', 'pkgs/main'),
+    ('file:///srv/channels/localchan/noarch', 'localchan'),
+    ('file:///data/mirrors/b/conda-forge/linux-64', 'conda-forge'),
     ('pypi', 'pypi'),
     ('', ''),
     (None, ''),
@@ -250,3 +257,34 @@ def test_cuda_probe_uuids_keep_an_existing_prefix():
         {'name': 'B', 'major': 8, 'minor': 6, 'uuid': None},
         {'name': 'C', 'major': 9, 'minor': 0, 'uuid': 'abc'}]})
     assert [(g['capability'], g['uuid']) for g in gpus] == [('8.0', 'MIG-1'), ('8.6', None), ('9.0', 'GPU-abc')]
+
+
+# One environment as conda-meta records it on nodes fed from different mirrors of the same
+# channels (conda-meta keeps the full channel URL with its subdir; conda list shows Channel.name).
+MIRROR_RECORDS = {
+    'https mirror': ('https://mirror-a.invalid/conda-forge/noarch', 'https://mirror-a.invalid/pkgs/main/linux-64'),
+    'artifactory': ('https://mirror-b.invalid/artifactory/api/conda/conda-forge/noarch',
+                    'https://mirror-b.invalid/artifactory/api/conda/pkgs/main/linux-64'),
+    'file mirror': ('file:///data/mirrors/b/conda-forge/noarch', 'file:///data/mirrors/b/pkgs/main/linux-64'),
+    'stand-in alias': ('file:///srv/torchfleet-wheelhouse/channels/conda-forge/noarch',
+                       'file:///srv/torchfleet-wheelhouse/channels/pkgs/main/linux-64'),
+    'short names': ('conda-forge', 'pkgs/main'),
+}
+
+
+def test_nodes_built_from_two_mirrors_of_the_same_channels_do_not_drift():
+    digests = set()
+    for forge, main in MIRROR_RECORDS.values():
+        entries = torch_probe.package_entries(
+            {'records': [record('six', '1.16.0', 'pyhd8ed1ab_0', forge), record('python', '3.11.13', 'h9e4cc4f_0_cpython', main)]},
+            [])
+        assert entries['six']['channel'] == 'conda-forge' and entries['python']['channel'] == 'pkgs/main'
+        digests.add(torch_probe.packages_sha256(entries))
+    assert len(digests) == 1
+
+
+def test_a_local_channel_is_not_the_same_as_conda_forge():
+    def digest(channel):
+        return torch_probe.packages_sha256(torch_probe.package_entries({'records': [record('six', '1.16.0', 'b0', channel)]}, []))
+    assert digest('file:///srv/channels/localchan/noarch') == digest('localchan')
+    assert digest('file:///srv/channels/localchan/noarch') != digest('https://mirror-a.invalid/conda-forge/noarch')

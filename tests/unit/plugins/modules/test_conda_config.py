@@ -38,6 +38,17 @@ MULTIPLE_KEYS_ERROR = (
     '  - auto_activate_base\n  - auto_activate\nMust declare only one. Prefer \'auto_activate\'\n\n'
 )
 
+# What real 25.11.1/26.7.1 leave under --json for the same file (conda_samples has the whole
+# traceback): nothing on stdout, the chained traceback ending in the serialiser's TypeError.
+MULTIPLE_KEYS_JSON_CRASH = (
+    'Traceback (most recent call last):\n'
+    'conda.common.configuration.MultipleKeysError: Multiple aliased keys in file /opt/miniconda3/.condarc:\n'
+    '  - auto_activate\n  - auto_activate_base\nMust declare only one. Prefer \'auto_activate\'\n\n'
+    'During handling of the above exception, another exception occurred:\n\n'
+    'Traceback (most recent call last):\n'
+    'TypeError: Object of type frozenset is not JSON serializable\n'
+)
+
 # A system .condarc as `conda config --system --set ...` leaves it with an older conda.
 OLD_STYLE_CONDARC = 'auto_activate_base: false\nchannels:\n  - defaults\n'
 # The broken file the contract warns about: both keys at once.
@@ -120,6 +131,13 @@ CASES = [
          conda_meta=['conda-25.11.1-py312h06a4308_0.json', 'python-3.12.11-h2e8bd54_0.json'],
          params=dict(channels=['conda-forge']),
          expect=dict(changed=True, key='auto_activate', version='25.11.1', removed=['auto_activate_base'],
+                     content={'auto_activate': False, 'channels': ['conda-forge']})),
+    dict(id='both-keys-repaired-when-conda-crashes-without-a-json-error',
+         existing=BOTH_KEYS_CONDARC,
+         conda=(1, '', MULTIPLE_KEYS_JSON_CRASH),
+         conda_meta=['conda-26.7.1-py313h06a4308_0.json'],
+         params=dict(channels=['conda-forge']),
+         expect=dict(changed=True, key='auto_activate', version='26.7.1', removed=['auto_activate_base'],
                      content={'auto_activate': False, 'channels': ['conda-forge']})),
     dict(id='both-keys-on-old-conda-keeps-only-the-old-key',
          existing=BOTH_KEYS_CONDARC,
@@ -247,6 +265,7 @@ VERSION_TEXT = [
     ('', None),
     ('Miniconda3 latest', None),
     (MULTIPLE_KEYS_ERROR, None),
+    (MULTIPLE_KEYS_JSON_CRASH, None),
 ]
 
 

@@ -25,11 +25,22 @@ def channel_base_urls(name, context):
 
 
 def channel_name(base_url, context):
-    """Canonical name of a base URL: the part below channel_alias, else the URL itself."""
+    """``Channel.name`` of a base URL (conda/models/channel.py, _read_channel_configuration):
+    the part below channel_alias or a custom channel's location; otherwise, for a file://
+    URL, its last path component, and for another URL its path (a leading ``conda/``
+    dropped, for Anaconda Enterprise). Never the full URL."""
     for prefix in [_alias(context)] + [str(v).rstrip("/") for v in (context.get("custom_channels") or {}).values()]:
         if base_url.startswith(prefix + "/"):
             return base_url[len(prefix) + 1:]
-    return base_url
+    if "://" not in base_url:
+        return base_url
+    scheme, rest = base_url.split("://", 1)
+    if scheme == "file":
+        return rest.rstrip("/").rsplit("/", 1)[-1]
+    parts = [part for part in rest.split("/")[1:] if part]
+    if parts and parts[0] == "conda":
+        parts = parts[1:]
+    return "/".join(parts)
 
 
 def effective_channels(spec_channels, context):

@@ -192,7 +192,9 @@ def explicit_records(prefix, entries):
     for url, name, version, build, wheel, pure in entries:
         base_url = url.rsplit("/", 2)[0]
         dist = dists.get(normalize(CONDA_TO_WHEEL.get(name, name)), {})
-        record = records.make_record(name, version, pure, base_url, wheel=wheel, files=dist.get("files", ()), license_text=dist.get("license", ""))
+        depends = () if name == "python" else ["python >=3.11,<3.12.0a0"]
+        record = records.make_record(name, version, pure, base_url, wheel=wheel, files=dist.get("files", ()),
+                                     depends=depends, license_text=dist.get("license", ""))
         subdir = url.rsplit("/", 2)[1]
         record.update(build=build, fn=url.rsplit("/", 1)[1], url=url, subdir=subdir, channel=f"{base_url}/{subdir}")
         record["link"]["source"] = f"{name}-{record['version']}-{build}"

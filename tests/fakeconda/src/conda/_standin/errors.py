@@ -208,6 +208,7 @@ class MultipleKeysError(CondaError):
     """One config file declares a parameter under two of its aliased names."""
 
     module = "conda.common.configuration"
+    json_crashes = True
 
     def __init__(self, source, keys, preferred_key):
         self.parameter_name = preferred_key
@@ -240,8 +241,28 @@ class CondaSystemExit(CondaError):
 SEARCH_SITE = "the offline wheelhouse of this stand-in (see tests/fakeconda/README.md)"
 
 
+def print_json_crash(exc):
+    """What conda 25.11/26.7 leave when print_conda_exception cannot serialise the error
+    (MultipleKeysError keeps its keys as a frozenset): a chained traceback on stderr, nothing
+    on stdout, exit 1 (the interpreter's status for an uncaught exception)."""
+    sys.stderr.write(
+        "Traceback (most recent call last):\n"
+        '  File "conda/exception_handler.py", line 18, in __call__\n'
+        "    return func(*args, **kwargs)\n"
+        f"{exc.module}.{exc.__class__.__name__}: {exc}\n\n"
+        "During handling of the above exception, another exception occurred:\n\n"
+        "Traceback (most recent call last):\n"
+        '  File "conda/exceptions.py", line 1837, in print_conda_exception\n'
+        "    exc_json = json.dumps(_json_error_map(exc_val), sort_keys=True)\n"
+        "TypeError: Object of type frozenset is not JSON serializable\n"
+    )
+    return 1
+
+
 def print_error(exc, json_mode):
     """Report ``exc`` the way conda.exceptions.print_conda_exception does."""
+    if json_mode and getattr(exc, "json_crashes", False):
+        return print_json_crash(exc)
     if json_mode:
         stream = sys.stdout if exc.return_code else sys.stderr
         stream.write(json.dumps(exc.dump_map(), indent=2, sort_keys=True, default=str) + "\n")

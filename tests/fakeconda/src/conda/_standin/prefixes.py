@@ -1,6 +1,7 @@
 """Environment locations: -n/-p resolution, the environments.txt registry, validation."""
 
 import os
+import pwd
 from pathlib import Path
 
 from conda._standin import settings
@@ -111,9 +112,23 @@ def unregister(prefix):
         environments_txt().write_text("".join(f"{line}\n" for line in lines if line != location))
 
 
+def _registered_by_anyone():
+    """What list_all_known_prefixes reads: as root, every passwd entry's environments.txt
+    (conda/core/envs_manager.py, is_admin + getpwall), else only this user's."""
+    lines = _registered()
+    if os.geteuid() == 0:
+        for home in sorted({entry.pw_dir for entry in pwd.getpwall() if entry.pw_dir}):
+            try:
+                text = (Path(home) / ".conda" / "environments.txt").read_text()
+            except OSError:
+                continue
+            lines += [line.strip() for line in text.splitlines() if line.strip()]
+    return lines
+
+
 def all_known_prefixes(context):
-    """list_all_known_prefixes: registered + found in envs_dirs + the root prefix, sorted."""
-    found = {line for line in _registered() if is_environment(line)}
+    """list_all_known_prefixes: registered (by every user, as root) + found in envs_dirs + the root prefix, sorted."""
+    found = {line for line in _registered_by_anyone() if is_environment(line)}
     for envs_dir in envs_dirs(context):
         if envs_dir.is_dir():
             found.update(str(entry) for entry in envs_dir.iterdir() if is_environment(entry))

@@ -45,9 +45,11 @@ def build_string(name, version, pure):
     return f"{local}_{stem}" if local else stem
 
 
-def file_digests(path):
-    """(md5, sha256, size) of a file, or of nothing when it is missing."""
-    data = Path(path).read_bytes() if path and Path(path).is_file() else b""
+def file_digests(path, identity=""):
+    """(md5, sha256, size) of a file; a package with no file of its own (python, which is
+    the node's interpreter) gets the digests of a stand-in payload named after it, so no
+    record carries the digest of an empty file."""
+    data = Path(path).read_bytes() if path and Path(path).is_file() else f"fakeconda package {identity}\n".encode()
     return hashlib.md5(data).hexdigest(), hashlib.sha256(data).hexdigest(), len(data)  # nosec: conda records carry md5
 
 
@@ -57,8 +59,8 @@ def make_record(name, version, pure, base_url, wheel=None, requested_spec=None, 
     build = build_string(name, version, pure)
     subdir = NOARCH if pure else SUBDIR
     fn = f"{name}-{public}-{build}.conda"
-    md5, sha256, size = file_digests(wheel)
     dist = f"{name}-{public}-{build}"
+    md5, sha256, size = file_digests(wheel, dist)
     return {
         "build": build,
         "build_number": 0,
@@ -195,6 +197,32 @@ def list_records(prefix, base_name_of, pypi_base_url):
         if dist["anchor"].split("/")[0] not in owned:
             rows.append(pypi_record(dist, pypi_base_url))
     return sorted(rows, key=lambda r: r["name"])
+
+
+# Keys a PrefixRecord adds to the index's PackageRecord (what the FETCH actions carry).
+PREFIX_ONLY_KEYS = ("extracted_package_dir", "files", "link", "package_tarball_full_path", "paths_data", "requested_spec")
+
+
+def fetch_fields(record):
+    """A FETCH action entry: the full package record as the channel index has it."""
+    return {key: value for key, value in record.items() if key not in PREFIX_ONLY_KEYS}
+
+
+def dependency_order(records):
+    """PrefixData.iter_records_sorted (conda/models/prefix_graph.py, allow_cycles): records
+    nothing depends on and that depend on nothing first, then each level whose parents are
+    all placed, names sorted within a group. python comes first in an environment."""
+    by_name = {r["name"]: r for r in records}
+    parents = {r["name"]: {dep.split()[0] for dep in r.get("depends", ()) if dep.split()[0] in by_name} - {r["name"]}
+               for r in records}
+    is_parent = set().union(*parents.values()) if parents else set()
+    order = sorted(name for name, deps in parents.items() if not deps and name not in is_parent)
+    remaining = {name: deps for name, deps in parents.items() if name not in order}
+    while remaining:
+        ready = sorted(name for name, deps in remaining.items() if not deps) or [min(remaining, key=lambda n: (len(remaining[n]), n))]
+        order += ready
+        remaining = {name: deps - set(ready) for name, deps in remaining.items() if name not in ready}
+    return [by_name[name] for name in order]
 
 
 def dist_fields(record, base_name_of):

@@ -92,7 +92,8 @@ def _report(prefix, context, args, added, removed, pip_result):
         return 0
     base_name = functools.partial(channel_name, context=context)
     actions = {
-        "FETCH": [],
+        # No package cache here, so every linked package was "downloaded".
+        "FETCH": [records.fetch_fields(r) for r in added],
         "LINK": [records.dist_fields(r, base_name) for r in added],
         "PREFIX": str(prefix),
         "UNLINK": [records.dist_fields(r, base_name) for r in removed],

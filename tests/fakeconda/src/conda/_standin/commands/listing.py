@@ -29,7 +29,7 @@ def print_explicit(prefix, hash_key):
     print("# platform: linux-64")
     print(f"# created-by: conda {__version__}")
     print(EXPLICIT_MARKER)
-    for record in sorted(records.load_conda_records(prefix), key=lambda r: r["name"]):
+    for record in records.dependency_order(records.load_conda_records(prefix)):
         url = record.get("url")
         if not url:
             print(f"# no URL for: {record['fn']}")

@@ -4,6 +4,8 @@ As with Anaconda's own channels, the channels of ``default_channels`` (here the 
 pkgs/main and pkgs/r) carry terms of service; every other channel has none (null in JSON).
 Acceptance is stored like the plugin's (``--system``: $CONDA_ROOT/conda-meta/tos, the
 default: ~/.conda/tos) but never enforced: creating environments does not check it.
+Accepting or rejecting a channel without terms is not an error: the plugin prints
+"Terms of Service not found for URL" and exits 0.
 """
 
 import hashlib
@@ -13,18 +15,11 @@ from pathlib import Path
 
 from conda._standin import settings
 from conda._standin.channels import channel_base_urls
-from conda._standin.errors import CondaError
 from conda._standin.output import json_out
 
 TOS_VERSION = "2024-09-30T00:00:00Z"
 TOS_TEXT = "Terms of service of the offline channels of the torchfleet conda stand-in (tests only)."
 TOS_SUPPORT = "tests/fakeconda/README.md"
-
-
-class CondaToSMissingError(CondaError):
-    """The plugin's error for a channel that has no terms to accept."""
-
-    module = "conda_anaconda_tos.exceptions"
 
 
 def add_parser(subparsers, common):
@@ -100,11 +95,19 @@ def execute(args, context):
     """List, accept or reject the terms of the selected channels."""
     urls = _base_urls(args, context)
     if args.action in ("accept", "reject"):
+        # conda-anaconda-tos (console render_accept/render_reject, every release since 0.1.0):
+        # a channel without terms is reported and skipped, exit 0; under --json it maps to null.
+        decided = {}
         for url in urls:
             if _has_terms(url, context):
                 _decide(url, args.action == "accept", _store(args), args)
+                decided[url] = _entry(url, context)
             else:
-                raise CondaToSMissingError(f"No Terms of Service for {url}.")
+                decided[url] = None
+                if not args.json:
+                    print(f"Terms of Service not found for {url}")
+        if args.json:
+            json_out(decided)
         return 0
     listing = {url: _entry(url, context) for url in urls}
     if args.json:
