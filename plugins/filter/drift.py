@@ -12,17 +12,7 @@ import json
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils import consistency, envspec_expect, reports
-
-
-def _plain(value):
-    """Plain Python data from whatever Ansible hands a filter (tagged or lazy containers)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, str):
-        return str(value)
-    return value
+from ansible_collections.torchfleet.cluster.plugins.plugin_utils.plain import plain as _plain
 
 
 def _report(value, name):

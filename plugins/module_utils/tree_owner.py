@@ -16,6 +16,8 @@ import os
 import shutil
 import stat
 
+from ansible_collections.torchfleet.cluster.plugins.module_utils import safepath
+
 _NOFOLLOW = getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_CLOEXEC', 0)
 
 
@@ -46,25 +48,20 @@ def _unshare(dir_fd, name, st):
 
     conda hard-links files from its package cache into environments: chowning such an inode
     would hand the cache (and every environment linked to it) to the new owner."""
-    tmp = '.torchfleet-unshare-%d' % os.getpid()
-    src = os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=dir_fd)
-    try:
-        dst = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600, dir_fd=dir_fd)
+    with safepath.closing(os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=dir_fd)) as src:
+        dst, tmp = safepath.create_temp(dir_fd, name)
         try:
-            with os.fdopen(os.dup(src), 'rb') as reader, os.fdopen(os.dup(dst), 'wb') as writer:
-                shutil.copyfileobj(reader, writer, 1 << 20)
-            os.fchmod(dst, stat.S_IMODE(st.st_mode))
-        finally:
-            os.close(dst)
-        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except Exception:
-        try:
-            os.unlink(tmp, dir_fd=dir_fd)
-        except OSError:
-            pass
-        raise
-    finally:
-        os.close(src)
+            with safepath.closing(dst):
+                with os.fdopen(os.dup(src), 'rb') as reader, os.fdopen(os.dup(dst), 'wb') as writer:
+                    shutil.copyfileobj(reader, writer, 1 << 20)
+                os.fchmod(dst, stat.S_IMODE(st.st_mode))
+            os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except Exception:
+            try:
+                os.unlink(tmp, dir_fd=dir_fd)
+            except OSError:
+                pass
+            raise
 
 
 def chown_tree(path, uid, gid):

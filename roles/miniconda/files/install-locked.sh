@@ -21,6 +21,9 @@ installed_version() {
   as_owner_of "$prefix" "$prefix/bin/conda" --version 2>/dev/null | sed -n 's/^conda \([0-9][0-9.]*\).*/\1/p'
 }
 
+# The lock lives in a root-owned directory (never a fixed name in a world-writable one).
+lock_dir=$(dirname "$lock")
+mkdir -m 0755 "$lock_dir" 2>/dev/null || [ -d "$lock_dir" ]
 exec 9>>"$lock"
 if ! flock -w "$timeout" 9; then
   echo "another run has held the Miniconda installation lock $lock for more than ${timeout}s (miniconda_lock_timeout); nothing was changed" >&2
@@ -38,6 +41,8 @@ if [ -L "$prefix" ]; then
   exit 1
 fi
 if [ -e "$prefix" ]; then
+  # The installer sits in root's private directory: let the prefix's owner read it, and no more.
+  chmod 0755 "$(dirname "$installer")"
   echo "torchfleet: bash $installer -b -u -p $prefix"
   as_owner_of "$prefix" bash "$installer" -b -u -p "$prefix"
 else

@@ -8,27 +8,20 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-import sys
 
 import pytest
 
 from ansible.parsing.dataloader import DataLoader
-from ansible.plugins.loader import init_plugin_loader
 from ansible.template import Templar, trust_as_template
-from ansible.utils.collection_loader import AnsibleCollectionConfig
+
+from ansible_collections.torchfleet.cluster.tests.unit.roles.role_templar import load_plugins
 
 ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles", "drift_audit")
 
 
 @pytest.fixture(autouse=True, scope="module")
 def plugins():
-    # ansible-test installs Ansible's collection finder before any import. Under plain pytest the
-    # collection may already be imported as an ordinary namespace package, which that finder cannot
-    # extend (ansible.builtin filters would not load); let the finder import it afresh.
-    if AnsibleCollectionConfig.collection_finder is None:
-        for name in [m for m in sys.modules if m == "ansible_collections" or m.startswith("ansible_collections.")]:
-            del sys.modules[name]
-    init_plugin_loader()
+    load_plugins()
 
 
 def trusted(value):

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 import pytest
 
 from ansible.parsing.dataloader import DataLoader
-from ansible.plugins.loader import init_plugin_loader
 from ansible.template import Templar, trust_as_template
-from ansible.utils.collection_loader import AnsibleCollectionConfig
+
+from ansible_collections.torchfleet.cluster.tests.unit.roles.role_templar import load_plugins
 
 TEMPLATE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles", "firewall", "templates", "torchfleet-net.sh.j2")
 
@@ -31,10 +30,7 @@ NAMES = [
 
 @pytest.fixture(autouse=True, scope="module")
 def plugins():
-    if AnsibleCollectionConfig.collection_finder is None:
-        for name in [m for m in sys.modules if m == "ansible_collections" or m.startswith("ansible_collections.")]:
-            del sys.modules[name]
-    init_plugin_loader()
+    load_plugins()
 
 
 def render(interface):
