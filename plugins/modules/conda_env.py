@@ -21,7 +21,8 @@ description:
     its own C(<name>.d), so one environment's run never touches another's directories.
   - Builds made by version 0.1.0 directly under C(<prefix>/envs/.torchfleet) stay usable (reused, kept,
     pruned and removed) when their stamp names this environment; an unstamped directory there is never touched.
-  - Every build records what it was built from in C(<build>/conda-meta/torchfleet-stamp).
+  - Every build records what it was built from, and the version of this collection that built it,
+    in C(<build>/conda-meta/torchfleet-stamp).
     When the live build's stamp matches the requested spec and lock and its interpreter exists, the
     module reports C(ok) without running conda at all.
   - A changed spec is built into a new directory beside the live one, smoke-tested with the new
@@ -143,11 +144,6 @@ options:
         names the holder (pid, host, user, start time). V(0) fails at once.
     type: int
     default: 300
-  collection_version:
-    description:
-      - Version of this collection, recorded in the stamp.
-    type: str
-    default: 0.1.0
 attributes:
   check_mode:
     support: full
@@ -276,6 +272,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.torchfleet.cluster.plugins.module_utils import conda as conda_utils
+from ansible_collections.torchfleet.cluster.plugins.module_utils.collection_version import COLLECTION_VERSION
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envstore
 from ansible_collections.torchfleet.cluster.plugins.module_utils import tree_owner
@@ -326,7 +323,7 @@ class CondaEnv:
             self.lock_sha = self._given_lock_sha256() or envspec.sha256_bytes(self.lock_bytes)
         spec_file = params['spec_file'] or params['spec'] or 'environment.yml'
         self.stamp = envstore.make_stamp(self.name, self.spec_sha, self.lock_sha,
-                                         params['collection_version'], spec_file)
+                                         COLLECTION_VERSION, spec_file)
         self.build = self.layout.build_dir(self.spec_sha, self.lock_sha)
         self._require_text(self.spec_bytes, params['spec'] or spec_file)
         self.spec = self._parse_spec()
@@ -690,7 +687,6 @@ def main():
             owner=dict(type='str'),
             group=dict(type='str'),
             lock_timeout=dict(type='int', default=300),
-            collection_version=dict(type='str', default='0.1.0'),
         ),
         mutually_exclusive=[('spec', 'spec_content'), ('lock', 'lock_content')],
         required_if=[('state', 'present', ('spec', 'spec_content'), True),

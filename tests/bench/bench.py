@@ -165,7 +165,8 @@ class Bench:
         return result
 
     def playbook(self, tag, playbook, limit=None, extra_vars=None, extra_env=None, cluster=None):
-        argv = ["ansible-playbook", playbook]
+        # The demo inventory finds its spec relative to itself; this inventory lives elsewhere.
+        argv = ["ansible-playbook", playbook, "-e", "conda_env_file=%s" % os.path.join(ROOT, "environments", "demo.yml")]
         for key, value in (extra_vars or {}).items():
             argv += ["-e", "%s=%s" % (key, value)]
         return self.ansible(tag, argv, limit=limit, extra_env=extra_env, cluster=cluster)

@@ -3,13 +3,11 @@
 # $TMPDIR/torchfleet-<checkout hash>/ansible_collections/torchfleet/cluster (the layout
 # ansible-test needs) and print that path. Stale files from an earlier copy are removed first.
 # The copy lives outside the checkout: ansible-test finds no targets under a tests/output path.
+# It leaves out .ansible/, whose link to the checkout only serves tools run in the checkout
+# (ansible-test refuses links to directories).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tree="${TMPDIR:-/tmp}/torchfleet-$(echo "$root" | sha256sum | cut -c1-8)/ansible_collections/torchfleet/cluster"
-rm -rf "$tree"
-mkdir -p "$tree"
-cd "$root"
-git ls-files -z --cached --others --exclude-standard \
-  | while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done \
-  | tar --null -T - -cf - | tar -C "$tree" -xf -
+"$root/tests/harness/checkout-copy.sh" "$tree"
+rm -rf "$tree/.ansible"
 echo "$tree"

@@ -16,10 +16,11 @@ if [ -z "${TORCHFLEET_DEMO_LOCKED:-}" ]; then
   exit "$status"
 fi
 
-installer_vars="$root/inventories/demo/installer.yml"
+# Installer variables for this machine, passed as extra vars: run data, not inventory.
+installer_vars="$out/installer.yml"
 if tests/harness/miniconda-reachable.sh; then
   installer="the real Miniconda installer (downloaded once on the controller)"
-  printf -- '---\n# Written by tests/harness/demo.sh: the real installer is reachable.\nall:\n  vars: {}\n' > "$installer_vars"
+  printf -- '---\n# Written by tests/harness/demo.sh: the real installer is reachable.\n{}\n' > "$installer_vars"
   wheelhouse=()
 else
   installer="the offline Miniconda stand-in (tests/fakeconda; the real download is not reachable from here)"
@@ -28,10 +29,8 @@ else
   cat > "$installer_vars" <<YAML
 ---
 # Written by tests/harness/demo.sh: no route to the Miniconda download, so the offline stand-in is used.
-all:
-  vars:
-    miniconda_installer_src: $root/tests/output/fakeconda/$file
-    miniconda_installer_checksum: sha256:$sum
+miniconda_installer_src: $root/tests/output/fakeconda/$file
+miniconda_installer_checksum: sha256:$sum
 YAML
   wheelhouse=(--wheelhouse "$root/tests/output/fakeconda/wheelhouse")
 fi
@@ -39,7 +38,7 @@ fi
 tests/harness/cluster.sh up demo "$nodes" "${wheelhouse[@]}" --inventory "$root/inventories/demo/hosts.yml" >/dev/null
 echo "demo.sh: $nodes nodes up; installing with $installer"
 log="$out/site.log"
-if ! ansible-playbook site.yml > "$log" 2>&1; then
+if ! ansible-playbook site.yml -e @"$installer_vars" > "$log" 2>&1; then
   tail -40 "$log"; echo "demo.sh: site.yml failed (full log: $log)" >&2; exit 1
 fi
 grep -A "$((nodes + 2))" '^PLAY RECAP' "$log"

@@ -49,7 +49,7 @@ def test_variables_and_platforms():
     assert spec['platforms'] == ['linux-64']
 
 
-@pytest.mark.parametrize('path', ['inventories/demo/environment.yml', 'inventories/example/environment.yml'])
+@pytest.mark.parametrize('path', ['environments/demo.yml', 'environments/example.yml'])
 def test_shipped_specs_are_valid(path):
     with open(os.path.join(ROOT, path), 'rb') as handle:
         spec = envspec.parse_spec(handle.read(), path)
@@ -59,7 +59,7 @@ def test_shipped_specs_are_valid(path):
 
 
 def test_example_spec_uses_conda_forge_cuda_build():
-    with open(os.path.join(ROOT, 'inventories/example/environment.yml'), 'rb') as handle:
+    with open(os.path.join(ROOT, 'environments/example.yml'), 'rb') as handle:
         pins = envspec.expected_pins(envspec.parse_spec(handle.read()))
     assert pins['pytorch'] == pins['pytorch-gpu'] == '2.13.0'
     assert 'cuda-version' in pins

@@ -25,6 +25,7 @@ from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec, envstore
+from ansible_collections.torchfleet.cluster.plugins.module_utils.collection_version import COLLECTION_VERSION
 from ansible_collections.torchfleet.cluster.plugins.modules import conda_env
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import conda_samples as samples
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson, patch_module_exits
@@ -173,7 +174,7 @@ def test_fresh_build_creates_smokes_checks_and_switches(node):
     with open(os.path.join(build, 'conda-meta', 'torchfleet-stamp')) as handle:
         text = handle.read()
     assert json.loads(text) == {'name': 'train', 'spec_sha256': envspec.sha256_bytes(SPEC_V2), 'lock_sha256': None,
-                                'collection_version': '0.1.0', 'spec_file': 'inventories/demo/environment.yml'}
+                                'collection_version': COLLECTION_VERSION, 'spec_file': 'inventories/demo/environment.yml'}
     assert text == envstore.stamp_text(json.loads(text))
     # nothing that conda would read as a package record
     assert not [n for n in os.listdir(os.path.join(build, 'conda-meta')) if n.endswith('.json')]
@@ -190,9 +191,10 @@ def test_unchanged_spec_is_ok_without_any_command(node):
     assert result['stamp']['spec_sha256'] == envspec.sha256_bytes(SPEC_V2)
 
 
-def test_new_collection_version_alone_does_not_rebuild(node):
+def test_new_collection_version_alone_does_not_rebuild(node, monkeypatch):
     run(node)
-    result = run(node, collection_version='0.2.0')
+    monkeypatch.setattr(conda_env, 'COLLECTION_VERSION', '99.0.0')
+    result = run(node)
     assert result['changed'] is False and node.calls == []
 
 
