@@ -5,7 +5,7 @@ export CONTAINERS_CONF := $(CURDIR)/tests/harness/containers.conf
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 NODES ?= 3
 
-.PHONY: help deps venv demo demo-down test lint sanity units molecule bench
+.PHONY: help deps venv demo demo-down test lint sanity units packaging molecule bench
 help:
 	@echo "make demo       bring up the local podman cluster ($(NODES) nodes) and run site.yml on it"
 	@echo "make demo-down  remove the demo cluster"
@@ -28,7 +28,7 @@ demo-down: deps
 test: deps venv
 	@tests/run.sh
 
-lint sanity units molecule: deps venv
+lint sanity units packaging molecule: deps venv
 	@tests/run.sh $@
 
 bench: deps venv

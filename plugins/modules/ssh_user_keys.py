@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: ssh_user_keys
 short_description: Install or read a user's SSH key pair, authorized key and client block without following the user's links
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Runs as root and manages, for one user, C(~/.ssh) (mode C(0700), owned by the user), a private key
     (C(0600)) and its public key (C(0644)), a marked block in C(~/.ssh/authorized_keys) (the user's other

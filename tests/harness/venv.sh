@@ -20,6 +20,7 @@ else
     || { echo "venv.sh: pip could not install requirements-dev.txt" >&2; exit 1; }
   echo "$want" > "$stamp"
 fi
-# The collection resolves from the working tree (ansible.cfg: collections_path).
+# The collection resolves from the working tree (ansible.cfg: collections_path) through a
+# committed link; this restores it where a checkout lost it.
 mkdir -p .ansible/collections/ansible_collections/torchfleet
 ln -sfn ../../../.. .ansible/collections/ansible_collections/torchfleet/cluster

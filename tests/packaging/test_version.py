@@ -74,3 +74,19 @@ def test_no_file_names_another_artifact_version(galaxy):
             continue
         stale += ["%s: %s" % (relative, m.group(0)) for m in pattern.finditer(text) if m.group(1) != galaxy["version"]]
     assert stale == []
+
+
+def version_tuple(text):
+    return tuple(int(part) for part in text.split("."))
+
+
+def test_nothing_is_added_in_a_version_after_this_one(galaxy):
+    """version_added of modules, plugins and roles is this release or an earlier one."""
+    pattern = re.compile(r"^\s*version_added: ['\"]?(%s)" % SEMVER, re.M)
+    later = []
+    for relative in checkout_files():
+        if relative.startswith(("plugins/", "roles/")) and relative.endswith((".py", ".yml")):
+            text = (ROOT / relative).read_text(encoding="utf-8")
+            later += ["%s: %s" % (relative, v) for v in pattern.findall(text)
+                      if version_tuple(v) > version_tuple(galaxy["version"])]
+    assert later == []
