@@ -222,6 +222,9 @@ class ActionModule(ActionBase):
                 failed=failed, previous=previous if args["compare_previous"] else None, spec=spec)
         except (consistency.RuleError, envspec_expect.SpecError) as exc:
             raise AnsibleActionFail(str(exc)) from None
+        addresses = self._host_addresses(report["hosts"], task_vars)
+        if addresses:
+            report["addresses"] = addresses
         lines = reports.to_table(report, max_rows=args["max_rows"])
         result.update(report=report, lines=lines, verdict=lines[0], msg=lines[0],
                       consistent=report["consistent"], passed=report["passed"], changed=False, files={})
@@ -261,6 +264,18 @@ class ActionModule(ActionBase):
             if kind == "failed":
                 failed[str(host)] = value
         return facts, failed
+
+    @staticmethod
+    def _host_addresses(hosts, task_vars):
+        """Each host's address for the text reports: torch_node_address, else ansible_host."""
+        hostvars = task_vars.get("hostvars") or {}
+        addresses = {}
+        for host in hosts:
+            host_vars = hostvars.get(host) if hasattr(hostvars, "get") else None
+            address = host_vars and (host_vars.get("torch_node_address") or host_vars.get("ansible_host"))
+            if address and str(address) != host:
+                addresses[host] = str(address)
+        return addresses
 
     @staticmethod
     def _reference(args, task_vars, facts):

@@ -52,13 +52,23 @@ def drift_rows(report):
     return rows
 
 
+def host_label(report, host):
+    """How the text reports name a host: the inventory name, then its address when the report has one."""
+    address = (report.get("addresses") or {}).get(host)
+    return f"{host} ({address})" if address and address != host else host
+
+
+def _host_labels(report, hosts):
+    return ", ".join(host_label(report, h) for h in hosts)
+
+
 def _hosts_cell(hosts, report, limit):
     compared = report["summary"]["compared"]
     if compared > 1 and len(hosts) == compared:
         return f"all {compared} hosts"
     if len(hosts) <= limit:
-        return ", ".join(hosts)
-    return ", ".join(hosts[:limit]) + f" (+{len(hosts) - limit} more)"
+        return _host_labels(report, hosts)
+    return _host_labels(report, hosts[:limit]) + f" (+{len(hosts) - limit} more)"
 
 
 def _expected_text(entry):
@@ -79,9 +89,9 @@ def verdict(report):
     if summary["drifted_fields"]:
         parts.append(f"{summary['drifted_fields']} field(s) differ on {summary['drifted_hosts']} host(s)")
     if summary["unreachable"]:
-        parts.append(f"unreachable: {', '.join(report['unreachable'])}")
+        parts.append(f"unreachable: {_host_labels(report, report['unreachable'])}")
     if summary["failed"]:
-        parts.append(f"probe failed: {', '.join(report['failed'])}")
+        parts.append(f"probe failed: {_host_labels(report, report['failed'])}")
     return f"torchfleet drift audit: {state} ({'; '.join(parts)})"
 
 
@@ -105,7 +115,7 @@ def to_table(report, max_rows=50, max_hosts=8):
         if len(rows) > max_rows:
             lines.append(f"... {len(rows) - max_rows} more row(s) in the JSON report")
     for host, message in (report.get("failed") or {}).items():
-        lines.append(f"probe failed on {host}: {message}")
+        lines.append(f"probe failed on {host_label(report, host)}: {message}")
     changed = report.get("changed_since") or {}
     if changed.get("changed"):
         lines.append(f"changed since {changed.get('previous_generated_at')}: " + _change_summary(changed))
@@ -164,10 +174,10 @@ def to_markdown(report, max_rows=200, max_hosts=10):
 def _markdown_problems(report):
     out = []
     if report["unreachable"]:
-        out += ["### Unreachable", "", ", ".join(_md_code(h) for h in report["unreachable"]), ""]
+        out += ["### Unreachable", "", ", ".join(_md_code(host_label(report, h)) for h in report["unreachable"]), ""]
     if report["failed"]:
         out += ["### Probe failures", "", "| Host | Message |", "|---|---|"]
-        out += [f"| {_md_code(h)} | {_md(m)} |" for h, m in report["failed"].items()]
+        out += [f"| {_md_code(host_label(report, h))} | {_md(m)} |" for h, m in report["failed"].items()]
         out.append("")
     return out
 

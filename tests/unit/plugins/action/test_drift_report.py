@@ -141,6 +141,19 @@ def test_unreachable_host_is_reported_not_fatal(spec_file):
     assert result["consistent"] and not result["passed"] and not result.get("failed")
 
 
+def test_hosts_are_named_by_inventory_name_then_address(spec_file):
+    """torch_node_address first, else ansible_host; the JSON keys stay inventory names."""
+    results = fleet_results(["2.4.6", "2.4.5", "2.4.6"], unreachable={"node2"})
+    variables = task_vars(results)
+    variables["hostvars"]["node1"].update(ansible_host="192.0.2.11", torch_node_address="10.10.0.11")
+    variables["hostvars"]["node2"].update(ansible_host="192.0.2.12")
+    result = make_action({"spec_file": spec_file}).run(task_vars=variables)
+    assert result["report"]["addresses"] == {"node1": "10.10.0.11", "node2": "192.0.2.12"}
+    assert result["report"]["unreachable"] == ["node2"] and list(result["report"]["drift"][0]["hosts"]) == ["node1"]
+    assert "unreachable: node2 (192.0.2.12)" in result["verdict"]
+    assert any(line.split()[:2] == ["env.packages.numpy", "node1"] and "(10.10.0.11)" in line for line in result["lines"])
+
+
 def test_fail_on_drift(spec_file):
     result = run({"spec_file": spec_file, "fail_on_drift": True}, fleet_results(["2.4.6", "1.0"]))
     assert result["failed"] and "env.packages.numpy" in result["msg"] and "node1" in result["msg"]

@@ -66,6 +66,30 @@ def test_table_lines():
     assert lines[3].split() == ["python", "node1", "3.11.9", "3.11.14", "majority"]
 
 
+LABEL_CASES = [
+    ({}, "node1", "node1"),
+    ({"node1": "10.0.0.11"}, "node1", "node1 (10.0.0.11)"),
+    ({"node1": "node1"}, "node1", "node1"),
+    ({"node2": "10.0.0.12"}, "node1", "node1"),
+]
+
+
+@pytest.mark.parametrize("addresses, host, label", LABEL_CASES)
+def test_host_label(addresses, host, label):
+    assert reports.host_label({"addresses": addresses}, host) == label
+
+
+def test_text_reports_name_hosts_with_their_address():
+    report = make(5, DRIFTED, failed={"node4": "no torch"})
+    report["addresses"] = {"node2": "10.0.0.12", "node3": "10.0.0.13", "node4": "10.0.0.14"}
+    lines = reports.to_table(report)
+    assert lines[0].endswith("unreachable: node3 (10.0.0.13); probe failed: node4 (10.0.0.14))")
+    assert lines[2].split()[:3] == ["env.packages.numpy", "node2", "(10.0.0.12)"]
+    assert "probe failed on node4 (10.0.0.14): no torch" in lines
+    markdown = reports.to_markdown(report)
+    assert "`node3 (10.0.0.13)`" in markdown and "| `node4 (10.0.0.14)` | no torch |" in markdown
+
+
 def test_table_shortens_digests():
     lines = reports.to_table(make(3, [(1, "env.spec_sha256", "0" * 64)]))
     assert lines[2].split() == ["env.spec_sha256", "node1", "0" * 25 + "...", SPEC_SHA[:25] + "...", "spec"]
