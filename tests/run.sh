@@ -26,7 +26,8 @@ seed_ansible_test_pip() {
 # ansible-lint runs in a copy of what a fresh clone holds, with that copy's ansible.cfg:
 # it must resolve torchfleet.cluster with no setup step (the committed .ansible link does).
 stage_lint() {
-  local copy="${TMPDIR:-/tmp}/torchfleet-lint-$(echo "$root" | sha256sum | cut -c1-8)/cluster"
+  local copy
+  copy="${TMPDIR:-/tmp}/torchfleet-lint-$(echo "$root" | sha256sum | cut -c1-8)/cluster"
   yamllint --strict . || return 1
   tests/harness/checkout-copy.sh "$copy" || return 1
   (cd "$copy" && ANSIBLE_CONFIG="$copy/ansible.cfg" ansible-lint --offline --profile production --strict)

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Check a collection tarball's file list against an allow-list of path patterns.
 
-usage: check-tarball.py ARTIFACT ALLOW_LIST
+usage: python tests/harness/check-tarball.py ARTIFACT ALLOW_LIST
 Fails (exit 1) naming every file that no pattern allows and every pattern that matches no file."""
 
 import fnmatch
