@@ -25,6 +25,7 @@ try:
     HAS_PACKAGING = True
 except ImportError:  # pragma: no cover - exercised on nodes without packaging
     HAS_PACKAGING = False
+    InvalidRequirement = Requirement = None
 
 # pip's requirement-file options (pip/_internal/req/req_file.py), and whether each takes a value.
 LINE_OPTIONS = {
@@ -68,9 +69,9 @@ def strip_comment(line):
 
 
 def parse_line(text, strict=None):
-    """The parsed line (a dict), or PipLineError. ``strict`` defaults to whether packaging is importable."""
-    if strict is None:
-        strict = HAS_PACKAGING
+    """The parsed line (a dict), or PipLineError. ``strict`` (packaging's parser) needs packaging importable;
+    without it, or with ``strict=False``, the lenient grammar is used."""
+    strict = HAS_PACKAGING if strict is None else (strict and HAS_PACKAGING)
     if not isinstance(text, str):
         raise PipLineError('not a string')
     line = strip_comment(text)
