@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
 import os
 import re
 
@@ -136,7 +137,7 @@ def _scalar(value):
     if isinstance(value, int):
         return repr(value)
     if isinstance(value, float):
-        if value != value:
+        if math.isnan(value):
             return '.nan'
         if value in (float('inf'), float('-inf')):
             return '.inf' if value > 0 else '-.inf'

@@ -21,7 +21,7 @@ description:
     its own C(<name>.d), so one environment's run never touches another's directories.
   - Builds made by version 0.1.0 directly under C(<prefix>/envs/.torchfleet) stay usable (reused, kept,
     pruned and removed) when their stamp names this environment; an unstamped directory there is never touched.
-  - Every build records what it was built from in C(<build>/conda-meta/torchfleet-stamp), and what was built: every
+  - Every build records what it was built from in C(<build>/conda-meta/torchfleet-stamp), and what was built, every
     package with its version, build string and channel (C(pypi) for pip), as C(conda list) reports it after the build.
     M(torchfleet.cluster.torch_facts) compares the live environment with that list.
     When the live build's stamp matches the requested spec and lock and its interpreter exists, the

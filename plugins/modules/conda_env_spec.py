@@ -21,7 +21,7 @@ description:
     YAML syntax error, a missing or invalid C(name), a malformed dependency, a duplicate key, and on a
     C(pip:) section without C(pip) among the dependencies, naming the file and the line. An unknown
     top-level key is a warning, as conda warns and ignores it.
-  - C(pip:) lines are read as pip reads a requirements file, with C(packaging.requirements): requirements with
+  - C(pip:) lines are read as pip reads a requirements file, with C(packaging.requirements); requirements with
     extras, markers, C(name @ URL) and C(--hash=ALGORITHM:HEX), URL and local path lines, C(-r), C(-c), C(-e) and
     pip's other requirement-file options are accepted; anything pip would refuse fails, naming the file and line.
   - Warns when a C(pip:) package is also a conda dependency (two copies), and when numpy, scipy, the BLAS stack or
@@ -63,7 +63,7 @@ attributes:
 notes:
   - Pins are version constraints in conda's match-spec form, read by the same code in the build's pin check and
     the drift audit (C(plugins/module_utils/matchspec.py)); unpinned names map to null. conda's C(name=1.2) is a
-    prefix pin (V(=1.2): C(1.2.3) satisfies it), C(name==1.2) is exact (C(1.2.0) satisfies it, C(1.2.1) does not), a
+    prefix pin (V(=1.2), which C(1.2.3) satisfies), C(name==1.2) is exact (C(1.2.0) satisfies it, C(1.2.1) does not), a
     build string gives a mapping C({version, build}); pip's local labels (C(2.13.0+cpu)) are ignored unless the pin
     names one, as pip ignores them. A pip line with an environment marker gives no pin.
 seealso:

@@ -24,13 +24,13 @@ description:
     against the majority of the compared hosts and against the spec (O(spec_file), O(lock_file), O(expected)), so that
     drift that moved every node the same way is caught too.
   - Compares each host with what was built on it (C(env.build_changes) of the facts, from the package list the
-    M(torchfleet.cluster.conda_env) module records in its build stamp): every package added, removed or changed since
+    M(torchfleet.cluster.conda_env) module records in its build stamp), so every package added, removed or changed since
     the build is drift with source C(build), also when every node changed the same way and the spec does not name the
     package. A host already reported for a field by the majority or the spec is not repeated under C(build).
   - Version pins mean what conda's match-spec says (C(==2.13) is 2.13 or 2.13.0, not 2.13.1), exactly as the
     M(torchfleet.cluster.conda_env) build's pin check reads them.
-  - Warns (RV(report.warnings)) about pip mixed into conda on the nodes: a package installed by both, and numpy, scipy,
-    the BLAS stack or CUDA wheels (C(nvidia-*), C(+cu) torch builds) from pip over conda, with the reason.
+  - Warns (RV(report.warnings)) about pip mixed into conda on the nodes (a package installed by both; numpy, scipy,
+    the BLAS stack or CUDA wheels, C(nvidia-*) or C(+cu) torch builds, from pip over conda), with the reason.
   - Ties for the majority go to the value of O(reference_host), else to the value of the earliest host in inventory order;
     those entries say C(tie=true).
   - With O(report_dir) it writes C(latest.json), C(latest.md), C(latest.junit.xml), C(torchfleet_drift.prom) and a
@@ -135,7 +135,7 @@ options:
     description:
       - Compare the provenance fields C(env.stamp.collection_version) and C(env.stamp.spec_file) (which collection
         version built the environment, from which checkout path) like any other field.
-      - By default they are reported under RV(report.provenance) and never make the audit fail: a node built after a
+      - By default they are reported under RV(report.provenance) and never make the audit fail, since a node built after a
         collection upgrade, or from another checkout, holds the same environment.
     type: bool
     default: false
@@ -273,7 +273,7 @@ report:
       type: dict
       returned: always
     tolerated:
-      description: Field to host to value, for values a C({min: majority}) rule tolerated (newer than the minimum).
+      description: Field to host to value, for values a minimum-of-the-majority rule tolerated (newer than the minimum).
       type: dict
       returned: always
     spec:

@@ -35,7 +35,7 @@ def _generated(count=400, seed=11):
                 '*', '[', ']', '{', '}', ',', '?', '|', '>', '%', '@', '`', 'y', 'n', 'o', '\x85', '\u2028', '\x00', 'é',
                 '\U0001f600']
     rng = random.Random(seed)
-    return [''.join(rng.choice(alphabet) for _ in range(rng.randint(0, 8))) for _ in range(count)]
+    return [''.join(rng.choice(alphabet) for dummy in range(rng.randint(0, 8))) for dummy in range(count)]
 
 
 def _load_11(text):
