@@ -588,9 +588,20 @@ def _build_change(name, change, compare_builds):
 
 def _mix_warnings(own, compared, facts):
     grouped = {}
+    seen = {}  # identical environments are judged once (marshal: exact and C-fast, as in _PathState)
     for host, host_own, host_facts in zip(compared, own, facts):
         env = host_facts.get("env") if isinstance(host_facts.get("env"), dict) else {}
-        for warning in pipmix.live_warnings(env.get("builds"), env.get("packages"), host_own.get("duplicates")):
+        inputs = (env.get("builds"), env.get("packages"), host_own.get("duplicates"))
+        try:
+            key = marshal.dumps(inputs)
+        except ValueError:
+            key = None
+        found = seen.get(key) if key is not None else None
+        if found is None:
+            found = pipmix.live_warnings(*inputs)
+            if key is not None:
+                seen[key] = found
+        for warning in found:
             key = (warning["package"], warning["kind"], warning["detail"])
             grouped.setdefault(key, dict(warning, hosts=[]))["hosts"].append(host)
     return [grouped[key] for key in sorted(grouped)]
