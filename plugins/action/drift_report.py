@@ -38,6 +38,8 @@ ARGUMENT_SPEC = {
     "write_in_check_mode": {"type": "bool", "default": True},
     "fail_on_drift": {"type": "bool", "default": False},
     "max_rows": {"type": "int", "default": 50},
+    "compare_builds": {"type": "bool", "default": True},
+    "provenance_is_drift": {"type": "bool", "default": False},
 }
 
 
@@ -58,7 +60,7 @@ def probe_outcome(result, fallback_facts):
         if result.get("unreachable"):
             return "unreachable", str(result.get("msg") or "unreachable")
         if result.get("failed"):
-            return "failed", str(result.get("msg") or "the probe failed")
+            return "failed", _failure_text(result)
         if result.get("skipped"):
             return "failed", "the probe was skipped: " + str(result.get("skip_reason") or "condition false")
         facts = (result.get("ansible_facts") or {}).get("torch")
@@ -69,6 +71,17 @@ def probe_outcome(result, fallback_facts):
     if isinstance(fallback_facts, dict):
         return "facts", fallback_facts
     return "unreachable", "no probe result and no torch facts for this host"
+
+
+def _failure_text(result):
+    """Why a probe failed: its message, with the exit status and the last line of stderr when known."""
+    parts = [str(result.get("msg") or "the probe failed")]
+    if result.get("rc") not in (None, 0):
+        parts.append(f"rc={result['rc']}")
+    tail = str(result.get("stderr") or result.get("module_stderr") or "").strip().splitlines()
+    if tail and tail[-1] not in parts[0]:
+        parts.append(tail[-1])
+    return "; ".join(parts)
 
 
 def _read(path, what):
@@ -219,7 +232,8 @@ class ActionModule(ActionBase):
             report = consistency.build_report(
                 facts, expected=expected, rules=plain(args["rules"]), ignore=plain(args["ignore"]),
                 use_defaults=args["use_defaults"], reference_host=self._reference(args, task_vars, facts),
-                failed=failed, previous=previous if args["compare_previous"] else None, spec=spec)
+                failed=failed, previous=previous if args["compare_previous"] else None, spec=spec,
+                compare_builds=args["compare_builds"], provenance_is_drift=args["provenance_is_drift"])
         except (consistency.RuleError, envspec_expect.SpecError) as exc:
             raise AnsibleActionFail(str(exc)) from None
         addresses = self._host_addresses(report["hosts"], task_vars)

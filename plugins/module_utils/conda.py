@@ -26,12 +26,8 @@ import os
 import platform
 import re
 
+from ansible_collections.torchfleet.cluster.plugins.module_utils import condarc
 from ansible_collections.torchfleet.cluster.plugins.module_utils.envspec import normalize_name
-
-# conda 25.5.0 made ``auto_activate`` the canonical key (``auto_activate_base`` became an
-# alias, conda#14666) and 25.5.1 let ``conda config`` accept the alias; a file that names
-# both keys makes conda stop with MultipleKeysError (conda/common/configuration.py).
-AUTO_ACTIVATE_KEY_SINCE = (25, 5, 0)
 
 _VERSION_RE = re.compile(r'(\d+)\.(\d+)(?:\.(\d+))?')
 _TEXT_PACKAGES_RE = re.compile(
@@ -74,12 +70,11 @@ def parse_version(text):
 
 
 def auto_activate_key(version):
-    """The one auto-activation key a conda of ``version`` (tuple or text) must be given."""
+    """The one auto-activation key a conda of ``version`` (tuple or text) must be given; the cut-over
+    version is condarc.AUTO_ACTIVATE_SINCE, defined there only."""
     if isinstance(version, str):
         version = parse_version(version)
-    if version is not None and tuple(version) >= AUTO_ACTIVATE_KEY_SINCE:
-        return 'auto_activate'
-    return 'auto_activate_base'
+    return condarc.auto_activate_key(version)
 
 
 _SUBDIRS = {'x86_64': 'linux-64', 'amd64': 'linux-64', 'aarch64': 'linux-aarch64', 'arm64': 'linux-aarch64',

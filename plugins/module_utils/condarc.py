@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
+import math
 import os
 import re
 
@@ -26,10 +26,13 @@ HEADER = '# Managed by torchfleet.cluster.conda_config: local edits are replaced
 
 _VERSION_RE = re.compile(r'(?:^|\s)(\d+)\.(\d+)(?:\.(\d+))?')
 _META_RE = re.compile(r'^conda-(\d+\.\d+(?:\.\d+)?)(?:\.\w+)?-[^-]+\.json$')
-_PLAIN_RE = re.compile(r'^[A-Za-z0-9_./][A-Za-z0-9_./:+=@~-]*$')
+# A key written bare: a plain identifier no YAML 1.1 or 1.2 loader reads as anything but a string.
+_PLAIN_KEY_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
 _YAML_WORDS = frozenset(('true', 'false', 'yes', 'no', 'on', 'off', 'null', 'y', 'n', '~'))
-_NUMBER_RE = re.compile(r'^[-+]?(\d[\d_]*)?(\.\d*)?([eE][-+]?\d+)?$')
-_TOP_KEY_RE = re.compile(r'^([A-Za-z_][\w.-]*)\s*:')
+# Characters a YAML double-quoted scalar must escape: not printable in YAML (its c-printable set),
+# line breaks YAML folds (NEL, LS, PS), the BOM, and the quote and backslash themselves.
+_ESCAPES = {'\\': '\\\\', '"': '\\"', '\n': '\\n', '\t': '\\t', '\r': '\\r', '\0': '\\0'}
+_TOP_KEY_RE = re.compile(r'^"?([A-Za-z_][\w.-]*)"?\s*:')
 
 
 def parse_conda_version(text):
@@ -98,17 +101,55 @@ def top_level_keys(text):
     return keys
 
 
+def _printable(char):
+    code = ord(char)
+    if code in (0x09, 0x0a, 0x0d) or 0x20 <= code <= 0x7e:
+        return True
+    if code == 0x85 or 0x2028 <= code <= 0x2029 or code == 0xfeff:
+        return False
+    return 0xa0 <= code <= 0xd7ff or 0xe000 <= code <= 0xfffd or 0x10000 <= code <= 0x10ffff
+
+
+def quote(text):
+    """``text`` as a YAML double-quoted scalar that YAML 1.1 and 1.2 loaders read back unchanged."""
+    out = []
+    for char in text:
+        if char in _ESCAPES:
+            out.append(_ESCAPES[char])
+        elif _printable(char):
+            out.append(char)
+        elif ord(char) <= 0xff:
+            out.append('\\x%02x' % ord(char))
+        elif ord(char) <= 0xffff:
+            out.append('\\u%04x' % ord(char))
+        else:
+            out.append('\\U%08x' % ord(char))
+    return '"%s"' % ''.join(out)
+
+
 def _scalar(value):
+    """A value: every string quoted (``0x1F``, ``.inf``, ``2024-01-01``, ``1:30``, ``mirror:``, ``no`` would
+    otherwise read back as numbers, dates, sexagesimals, mappings or booleans in YAML 1.1 or 1.2)."""
     if value is None:
         return 'null'
     if isinstance(value, bool):
         return 'true' if value else 'false'
-    if isinstance(value, (int, float)):
+    if isinstance(value, int):
         return repr(value)
-    text = str(value)
-    if _PLAIN_RE.match(text) and text.lower() not in _YAML_WORDS and not _NUMBER_RE.match(text):
+    if isinstance(value, float):
+        if math.isnan(value):
+            return '.nan'
+        if value in (float('inf'), float('-inf')):
+            return '.inf' if value > 0 else '-.inf'
+        return repr(value)
+    return quote(str(value))
+
+
+def _key(value):
+    text = str(value) if not isinstance(value, bool) else ('true' if value else 'false')
+    if isinstance(value, str) and _PLAIN_KEY_RE.match(text) and text.lower() not in _YAML_WORDS:
         return text
-    return json.dumps(text)
+    return quote(text)
 
 
 def _emit(value, indent):
@@ -144,7 +185,7 @@ def _emit(value, indent):
 
 def _emit_pair(key, value, indent):
     body = _emit(value, indent + 2)
-    lines = [' ' * indent + _scalar(key) + ':' + body[0]]
+    lines = [' ' * indent + _key(key) + ':' + body[0]]
     lines.extend(body[1:])
     return lines
 

@@ -22,6 +22,10 @@ import hashlib
 import json
 import re
 
+from ansible_collections.torchfleet.cluster.plugins.module_utils import matchspec
+from ansible_collections.torchfleet.cluster.plugins.module_utils import pipmix
+from ansible_collections.torchfleet.cluster.plugins.module_utils import pipreq
+
 try:
     import yaml
     HAS_YAML = True
@@ -45,19 +49,11 @@ _CONDA_DEP_RE = re.compile(
     r'(?P<name>' + _PKG_NAME + r')'
     r'(?:'
     r'(?:\s+(?=[<>=!~]*[A-Za-z0-9*])(?P<sver>' + _CONDA_VERSION + r')(?:\s+(?P<sbuild>' + _CONDA_BUILD + r'))?)'
-    r'|(?:\s*(?P<op>==|=|>=|<=|!=|~=|>|<)\s*(?P<ver>[A-Za-z0-9_.*+!]+(?:\s*,\s*(?:==|>=|<=|!=|~=|>|<)?\s*[A-Za-z0-9_.*+!]+)*)'
+    r'|(?:\s*(?P<op>==|=|>=|<=|!=|~=|>|<)\s*(?P<ver>[A-Za-z0-9_.*+!]+(?:\s*[,|]\s*(?:==|>=|<=|!=|~=|>|<)?\s*[A-Za-z0-9_.*+!]+)*)'
     r'(?:=(?P<build>' + _CONDA_BUILD + r'))?)'
     r')?'
     r'(?P<brackets>\[[^\]]+\])?$'
 )
-_PIP_NAME_RE = re.compile(r'^(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?P<rest>.*)$')
-_PIP_EXTRAS_RE = re.compile(r'^\[\s*[A-Za-z0-9._-]+(?:\s*,\s*[A-Za-z0-9._-]+)*\s*\]')
-_PIP_SPEC_RE = re.compile(
-    r'^\(?\s*(?:===|==|!=|<=|>=|~=|<|>)\s*[A-Za-z0-9_.*+!-]+'
-    r'(?:\s*,\s*(?:===|==|!=|<=|>=|~=|<|>)\s*[A-Za-z0-9_.*+!-]+)*\s*\)?$'
-)
-_PIP_OPTION_RE = re.compile(r'^-{1,2}[A-Za-z][A-Za-z-]*(?:[ =]\S.*)?$')
-_PIP_URL_RE = re.compile(r'^(?:git\+|hg\+|svn\+|bzr\+)?(?:https?|file|ssh)://\S+$')
 _EXACT_RE = re.compile(r'^[A-Za-z0-9_.+!]+$')
 # Mirrors conda.misc's explicit URL pattern: .../<name>-<version>-<build>.(conda|tar.bz2)[#md5|#sha256:...]
 _EXPLICIT_URL_RE = re.compile(
@@ -158,34 +154,14 @@ def _bracket_fields(text):
     return fields
 
 
-def parse_pip_req(text):
-    """Split a pip requirement line into a dict (``name`` None for option/URL lines), or None."""
-    if not isinstance(text, str) or not text.strip():
+def parse_pip_req(text, strict=None):
+    """A pip requirement line as pip reads it (see module_utils.pipreq), or None when pip would refuse it.
+
+    ``name`` is None for option, include and unnamed URL/path lines."""
+    try:
+        return pipreq.parse_line(text, strict)
+    except pipreq.PipLineError:
         return None
-    line = text.strip()
-    if _PIP_OPTION_RE.match(line) or _PIP_URL_RE.match(line):
-        return {'name': None, 'op': '', 'version': None, 'line': line, 'manager': 'pip'}
-    requirement = line.split(';', 1)[0].strip()
-    match = _PIP_NAME_RE.match(requirement)
-    if not match:
-        return None
-    name, rest = match.group('name'), match.group('rest').strip()
-    extras = _PIP_EXTRAS_RE.match(rest)
-    if extras:
-        rest = rest[extras.end():].strip()
-    op, version = '', None
-    if rest.startswith('@'):
-        if not _PIP_URL_RE.match(rest[1:].strip()):
-            return None
-    elif rest:
-        if not _PIP_SPEC_RE.match(rest):
-            return None
-        single = re.match(r'^\(?\s*(===|==)\s*([A-Za-z0-9_.*+!-]+)\s*\)?$', rest)
-        if single:
-            op, version = single.group(1), single.group(2)
-        else:
-            op, version = 'range', rest
-    return {'name': name, 'op': op, 'version': version, 'line': line, 'manager': 'pip'}
 
 
 def exact_version(dep):
@@ -198,19 +174,38 @@ def exact_version(dep):
     return version
 
 
-def version_matches(pin, actual):
-    """Whether an installed version satisfies a pin from ``expected_pins``.
+def requirement_constraint(dep):
+    """The version constraint of a parsed requirement in match-spec form (module_utils.matchspec):
+    ``""`` when it is unpinned. conda's ``=1.2`` becomes ``1.2*``, ``==1.2`` and ``1.2`` stay exact."""
+    op, version = dep.get('op') or '', dep.get('version')
+    if not version:
+        return ''
+    version = re.sub(r'\s+', '', str(version))
+    if dep.get('manager') == 'pip':
+        if op == 'range':
+            return version.strip('()')
+        return op + version
+    return matchspec.conda_constraint(op, version, dep.get('build'))
 
-    conda's ``name=1.2`` is a prefix pin (1.2, 1.2.3 …) and pip ignores a local label
-    (``2.13.0+cpu`` satisfies ``torch==2.13.0``), so both are accepted."""
-    if pin is None:
-        return actual is not None
-    if actual is None:
+
+def requirement_pin(dep):
+    """What the build's pin check and the audit require of one requirement: None when unpinned,
+    the constraint text, or ``{'version', 'build'}`` when a conda build string is named."""
+    constraint = requirement_constraint(dep) or None
+    build = dep.get('build') if dep.get('manager') != 'pip' else None
+    if build and build != '*':
+        return {'version': constraint, 'build': build}
+    return constraint
+
+
+def version_matches(pin, actual):
+    """Whether an installed version satisfies a pin from ``expected_pins`` (see module_utils.matchspec)."""
+    if isinstance(pin, dict):
+        pin = pin.get('version')
+    try:
+        return matchspec.version_satisfies(pin, actual)
+    except matchspec.InvalidSpec:
         return False
-    actual = str(actual)
-    if '+' not in pin:
-        actual = actual.split('+', 1)[0]
-    return actual == pin or actual.startswith(pin + '.')
 
 
 def normalize_name(name, manager='conda'):
@@ -302,7 +297,10 @@ def parse_spec(content, source=None):
     name_line = None
     for key, key_node, value_node in _mapping_items(root, source, 'the top level'):
         if key not in SPEC_KEYS:
-            raise SpecError('unknown key %r (conda accepts: %s)' % (key, ', '.join(SPEC_KEYS)), source, _line(key_node))
+            # conda warns (EnvironmentSectionNotValid) and ignores the section; so do we.
+            spec['warnings'].append('%s: unknown key %r at line %d is ignored, as conda ignores it (conda reads: %s)'
+                                    % (source or '<spec>', key, _line(key_node), ', '.join(SPEC_KEYS)))
+            continue
         if key == 'name':
             spec['name'], name_line = _spec_name(value_node, source), _line(value_node)
         elif key == 'channels':
@@ -318,10 +316,12 @@ def parse_spec(content, source=None):
     if spec['name'] is None:
         raise SpecError("missing required key 'name' (the environment's name)", source, 1)
     if not spec['dependencies']:
-        raise SpecError("missing or empty 'dependencies'", source, name_line or 1)
+        ignored = ''.join(' (%s)' % w.split(': ', 1)[1] for w in spec['warnings'] if 'unknown key' in w)
+        raise SpecError("missing or empty 'dependencies'" + ignored, source, name_line or 1)
     if spec['pip'] and not any(dep['name'].lower() == 'pip' for dep in spec['dependencies'] if dep['manager'] == 'conda'):
         raise SpecError("a 'pip:' section needs 'pip' itself among the conda dependencies", source, spec['pip_line'])
     spec.pop('pip_line', None)
+    spec['warnings'].extend(pipmix.spec_warnings(spec, source or '<spec>'))
     return spec
 
 
@@ -373,26 +373,31 @@ def _spec_pip_section(node, source, spec):
         spec['pip_line'] = _line(key_node)
         for item in value_node.value:
             value = _scalar(item) if isinstance(item, yaml.ScalarNode) else None
-            req = parse_pip_req(value) if isinstance(value, str) else None
-            if req is None:
-                raise SpecError('malformed pip requirement %r' % (value,), source, _line(item))
+            if not isinstance(value, str):
+                raise SpecError('malformed pip requirement %r: write it as a string' % (value,), source, _line(item))
+            try:
+                req = pipreq.parse_line(value)
+            except pipreq.PipLineError as exc:
+                raise SpecError('pip would refuse the requirement %r: %s' % (value, exc), source, _line(item))
             req['lineno'] = _line(item)
             spec['pip'].append(req)
 
 
 def spec_requirements(spec):
-    """Every named requirement of a parsed spec: list of (normalized name, exact version|None, manager)."""
+    """Every named requirement of a parsed spec: list of (normalized name, pin, manager), the pin as
+    ``requirement_pin`` gives it. A pip line with an environment marker is left out (whether pip
+    installs it depends on the node's interpreter)."""
     found = []
     for dep in spec.get('dependencies', ()):
-        found.append((normalize_name(dep['name']), exact_version(dep), 'conda'))
+        found.append((normalize_name(dep['name']), requirement_pin(dep), 'conda'))
     for req in spec.get('pip', ()):
-        if req.get('name'):
-            found.append((normalize_name(req['name'], 'pip'), exact_version(req), 'pip'))
+        if req.get('name') and not req.get('marker'):
+            found.append((normalize_name(req['name'], 'pip'), requirement_pin(req), 'pip'))
     return found
 
 
 def expected_pins(spec):
-    """``{name: version|None}`` for the consistency engine: exact pins, None where unpinned.
+    """``{name: pin|None}`` for the build's pin check: match-spec constraints, None where unpinned.
 
     A pip pin wins over a conda requirement of the same package (pip installs last)."""
     pins = {}

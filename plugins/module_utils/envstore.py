@@ -48,6 +48,7 @@ except ImportError:  # pragma: no cover - not POSIX
     HAS_FCNTL = False
 
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
+from ansible_collections.torchfleet.cluster.plugins.module_utils import matchspec
 from ansible_collections.torchfleet.cluster.plugins.module_utils import trusted_exec
 
 STORE = '.torchfleet'
@@ -100,6 +101,20 @@ class LockBusy(Exception):
 def make_stamp(name, spec_sha256, lock_sha256, collection_version, spec_file):
     return {'name': name, 'spec_sha256': spec_sha256, 'lock_sha256': lock_sha256,
             'collection_version': collection_version, 'spec_file': spec_file}
+
+
+def built_record(installed):
+    """What a build holds, for its stamp: {name: {version, build, channel, manager}} from ``conda list``."""
+    return dict((name, {'version': record['version'], 'build': record.get('build') or '',
+                        'channel': record.get('channel') or '', 'manager': record.get('manager')})
+                for name, record in sorted(installed.items()))
+
+
+def stamp_summary(stamp):
+    """The stamp without its package list (what a task result shows)."""
+    if not isinstance(stamp, dict):
+        return stamp
+    return dict((key, value) for key, value in stamp.items() if key != 'packages')
 
 
 def stamp_text(stamp):
@@ -218,8 +233,9 @@ def pin_problems(expected, installed):
         record = installed.get(name)
         if record is None:
             problems.append('%s is missing' % name)
-        elif pin is not None and not envspec.version_matches(pin, record['version']):
-            problems.append('%s is %s, the spec pins %s' % (name, record['version'], pin))
+        elif pin is not None and not matchspec.satisfied(pin, record):
+            found = record['version'] + (' ' + str(record.get('build')) if isinstance(pin, dict) else '')
+            problems.append('%s is %s, the spec pins %s' % (name, found, matchspec.describe(pin)))
     return problems
 
 
@@ -245,12 +261,17 @@ def package_diff(current, old_expected, new_expected):
         elif pin is None:
             after.append('%s (unpinned)' % name)
         else:
-            after.append('%s==%s' % (name, pin))
+            after.append(_pin_line(name, pin))
         if live is None:
             summary['added'].append(name)
         elif pin is not None and not envspec.version_matches(pin, live):
-            summary['changed'][name] = {'before': live, 'after': pin}
+            summary['changed'][name] = {'before': live, 'after': matchspec.describe(pin)}
     return summary, _lines(before), _lines(after)
+
+
+def _pin_line(name, pin):
+    text = matchspec.describe(pin)
+    return '%s==%s' % (name, text) if re.match(r'^[A-Za-z0-9_.+!]+$', text) else '%s %s' % (name, text)
 
 
 def _lines(items):

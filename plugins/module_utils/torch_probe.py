@@ -502,6 +502,49 @@ def packages_sha256(entries):
     return hashlib.sha256(lines.encode('utf-8')).hexdigest()
 
 
+def duplicate_installs(conda, pip):
+    """Packages installed by conda and, separately, by pip (a dist-info no conda record owns):
+    {normalised name: {'conda': version, 'pip': version}}."""
+    records = {}
+    owned = set()
+    for record in (conda or {}).get('records') or []:
+        records[normalise_name(record['name'])] = record['version']
+        owned.update(record.get('infos') or [])
+    found = {}
+    for dist in pip or []:
+        name = normalise_name(dist['name'])
+        if name in records and dist.get('info') not in owned:
+            found[name] = {'conda': records[name], 'pip': dist['version']}
+    return found
+
+
+def built_packages(stamp):
+    """The stamp's record of what was built, {normalised name: {version, build}}, or None (an older stamp)."""
+    packages = (stamp or {}).get('packages')
+    if not isinstance(packages, dict):
+        return None
+    built = {}
+    for name, record in packages.items():
+        if isinstance(record, dict) and record.get('version') is not None:
+            built[normalise_name(name)] = {'version': str(record['version']), 'build': str(record.get('build') or '')}
+    return built
+
+
+def build_changes(built, entries):
+    """Every package added, removed or changed since the build: {name: {'built': {version, build} | None,
+    'live': {version, build} | None}}; None when the build recorded no package list."""
+    if built is None or entries is None:
+        return None
+    changes = {}
+    for name in sorted(set(built) | set(entries)):
+        was = built.get(name)
+        now = entries.get(name)
+        live = None if now is None else {'version': now['version'], 'build': now['build']}
+        if was != live:
+            changes[name] = {'built': was, 'live': live}
+    return changes
+
+
 def env_facts(python, doc):
     conda = doc.get('conda')
     pip = doc.get('pip')
@@ -509,6 +552,10 @@ def env_facts(python, doc):
     if not isinstance(stamp, dict):
         stamp = None
     entries = package_entries(conda, pip) if (conda is not None or pip is not None) else None
+    built = built_packages(stamp)
+    if stamp is not None:
+        # provenance only: what was built is reported as build_changes, not as hundreds of fields
+        stamp = dict((k, v) for k, v in stamp.items() if k != 'packages')
     return {
         'name': env_name(python),
         'prefix': doc.get('prefix'),
@@ -516,6 +563,10 @@ def env_facts(python, doc):
         'packages_sha256': None if entries is None else packages_sha256(entries),
         'packages': None if entries is None else dict(
             (name, entry['version']) for name, entry in sorted(entries.items())),
+        'builds': None if entries is None else dict(
+            (name, entry['build']) for name, entry in sorted(entries.items())),
+        'duplicates': None if entries is None else duplicate_installs(conda, pip),
+        'build_changes': build_changes(built, entries),
         'stamp': stamp,
     }
 
@@ -527,7 +578,8 @@ def null_facts(python):
         'cuda_available': None, 'gpu_count': None, 'gpus': None, 'driver': None, 'python': None,
         'distributed': {'available': None, 'gloo': None, 'nccl': None, 'mpi': None},
         'env': {'name': env_name(python), 'prefix': None, 'spec_sha256': None,
-                'packages_sha256': None, 'packages': None, 'stamp': None},
+                'packages_sha256': None, 'packages': None, 'builds': None, 'duplicates': None,
+                'build_changes': None, 'stamp': None},
     }
 
 

@@ -21,8 +21,10 @@ description:
     its own C(<name>.d), so one environment's run never touches another's directories.
   - Builds made by version 0.1.0 directly under C(<prefix>/envs/.torchfleet) stay usable (reused, kept,
     pruned and removed) when their stamp names this environment; an unstamped directory there is never touched.
-  - Every build records what it was built from, and the version of this collection that built it,
-    in C(<build>/conda-meta/torchfleet-stamp).
+  - Every build records what it was built from, and the version of this collection that built it, in
+    C(<build>/conda-meta/torchfleet-stamp), and what was built, every package with its version, build string and
+    channel (C(pypi) for pip), as C(conda list) reports it after the build.
+    M(torchfleet.cluster.torch_facts) compares the live environment with that list.
     When the live build's stamp matches the requested spec and lock and its interpreter exists, the
     module reports C(ok) without running conda at all.
   - A changed spec is built into a new directory beside the live one, smoke-tested with the new
@@ -108,8 +110,11 @@ options:
     elements: str
   expected:
     description:
-      - The spec's requirements as C(name -> exact version) (null for unpinned names), as the
-        C(conda_env_spec) action returns them on the controller.
+      - The spec's requirements as C(name -> pin) (null for unpinned names), as the C(conda_env_spec) action returns
+        them on the controller. A pin is a version constraint in conda's match-spec form (C(2.4.6) and C(==2.4.6) exact,
+        C(2.4*) a prefix, C(>=2,<3)), or a mapping with C(version) and C(build) (an exact build string or a C(*) glob).
+      - The pin check and the drift audit read pins the same way; a local label such as C(+cpu) on an installed version
+        is ignored unless the pin names one.
       - Used for the smoke-test default, the pin check after a build and C(--diff). When omitted it is
         derived from the spec (or an explicit lock), which needs PyYAML on the node for the spec.
       - Ignored with a conda-lock file, whose pins for the node's platform are used instead.
@@ -225,7 +230,7 @@ action:
   sample: build
   choices: [none, build, switch, prune, rollback, remove]
 stamp:
-  description: The stamp of the live build after the run (null when absent).
+  description: The stamp of the live build after the run, without its package list (null when absent).
   returned: always
   type: dict
   sample:
@@ -457,7 +462,7 @@ class CondaEnv:
             if action == 'build':
                 self.build_new()
             self.switch(live)
-            self.result['stamp'] = self.stamp
+            self.result['stamp'] = envstore.stamp_summary(self.stamp)
 
     def decide_present(self):
         """('none'|'prune'|'switch'|'build', live) from what is on disk now; fills in the result."""
@@ -467,7 +472,7 @@ class CondaEnv:
         if live['ours'] and envstore.stamp_matches(live['stamp'], self.stamp) and live['healthy']:
             self.build = live['target']
             keep, self.drop = self.layout.kept_after(self.build, self.module.params['keep_previous'])
-            self.result.update(build=self.build, stamp=live['stamp'], previous=keep)
+            self.result.update(build=self.build, stamp=envstore.stamp_summary(live['stamp']), previous=keep)
             if not self.drop:
                 return 'none', live
             self.result.update(changed=True, action='prune', removed=self.drop)
@@ -499,7 +504,7 @@ class CondaEnv:
         if target is None:
             self.module.fail_json(msg='no earlier build of %s is kept under %s to roll back to'
                                   % (self.name, self.layout.home))
-        self.result.update(build=target, stamp=envstore.read_stamp(target),
+        self.result.update(build=target, stamp=envstore.stamp_summary(envstore.read_stamp(target)),
                            previous=self.layout.kept_after(target, self.module.params['keep_previous'])[0])
         if live['kind'] == 'symlink' and live['target'] == target:
             return False
@@ -572,7 +577,9 @@ class CondaEnv:
                 raise BuildError('conda finished but %s has no bin/python' % self.build)
             self.install_pip_parts(workdir, python)
             self.smoke_test(python)
-            self.check_pins()
+            installed = self.conda_cli().list_packages(self.build)
+            self.check_pins(installed)
+            self.stamp['packages'] = envstore.built_record(installed)
             envstore.record_build(self.build, self.stamp, self.spec_bytes, self.lock_bytes, self.expected)
             tree_owner.chown_tree(self.build, self.uid, self.gid)
         except BuildError as exc:
@@ -632,10 +639,9 @@ class CondaEnv:
             raise BuildError('%s: %s failed in the new build (rc=%d)%s' % (self.name, what, rc, (': ' + tail[-1]) if tail else ''),
                              cmd, rc, out, err)
 
-    def check_pins(self):
+    def check_pins(self, installed):
         if not self.module.params['verify_pins'] or not self.expected:
             return
-        installed = self.conda_cli().list_packages(self.build)
         problems = envstore.pin_problems(self.expected, installed)
         if problems:
             raise BuildError('%s: the new build does not match the spec: %s' % (self.name, '; '.join(problems)))

@@ -14,13 +14,18 @@ short_description: Validate a conda environment.yml and its lock on the controll
 version_added: 0.1.0
 description:
   - Reads an C(environment.yml) (and optionally an exact lock) B(on the controller), validates it and
-    returns the parsed spec, its SHA-256 and the exact pins, so that a bad file fails the play before
+    returns the parsed spec, its SHA-256 and the pins, so that a bad file fails the play before
     any node is touched.
   - Validation follows conda's own schema for environment files (C(name), C(channels), C(dependencies),
     C(prefix), C(variables)) plus C(platforms), which conda-lock reads from the same file. It fails on a
-    YAML syntax error, a missing or invalid C(name), a malformed dependency or pip requirement, a
-    duplicate or unknown key, and on a C(pip:) section without C(pip) among the dependencies, naming
-    the file and the line.
+    YAML syntax error, a missing or invalid C(name), a malformed dependency, a duplicate key, and on a
+    C(pip:) section without C(pip) among the dependencies, naming the file and the line. An unknown
+    top-level key is a warning, as conda warns and ignores it.
+  - C(pip:) lines are read as pip reads a requirements file, with C(packaging.requirements); requirements with
+    extras, markers, C(name @ URL) and C(--hash=ALGORITHM:HEX), URL and local path lines, C(-r), C(-c), C(-e) and
+    pip's other requirement-file options are accepted; anything pip would refuse fails, naming the file and line.
+  - Warns when a C(pip:) package is also a conda dependency (two copies), and when numpy, scipy, the BLAS stack or
+    CUDA wheels (C(nvidia-*), a C(+cu) torch or a CUDA index URL) come from pip over conda, with the reason.
   - Locks are either a C(conda list --explicit) file (marked C(@EXPLICIT)) or a conda-lock file
     (version 1). A conda-lock file is returned converted to JSON so nodes need no YAML library.
   - This is an action plugin; it never connects to the host. Run it with C(run_once) to validate once per play.
@@ -56,9 +61,11 @@ attributes:
     platforms: posix
     description: Runs on the controller only.
 notes:
-  - Pins are the exact versions the spec asks for (C(numpy=2.4.6), C(torch==2.13.0)); unpinned names map to
-    null. conda's C(name=1.2) is a prefix pin, so C(1.2.3) satisfies it; pip's local labels (C(2.13.0+cpu)) are
-    ignored as pip ignores them.
+  - Pins are version constraints in conda's match-spec form, read by the same code in the build's pin check and
+    the drift audit (C(plugins/module_utils/matchspec.py)); unpinned names map to null. conda's C(name=1.2) is a
+    prefix pin (V(=1.2), which C(1.2.3) satisfies), C(name==1.2) is exact (C(1.2.0) satisfies it, C(1.2.1) does not), a
+    build string gives a mapping C({version, build}); pip's local labels (C(2.13.0+cpu)) are ignored unless the pin
+    names one, as pip ignores them. A pip line with an environment marker gives no pin.
 seealso:
   - module: torchfleet.cluster.conda_env
 '''
@@ -124,10 +131,10 @@ pip:
   sample: [torch==2.13.0]
 expected:
   description:
-    - Lower-case package name to exact version (null where unpinned); from the lock when one is given.
+    - Lower-case package name to pin (null where unpinned); from the lock when one is given.
   returned: success
   type: dict
-  sample: {python: '3.11', pip: null, numpy: 2.4.6, torch: 2.13.0}
+  sample: {python: '=3.11', pip: null, numpy: '=2.4.6', torch: '==2.13.0'}
 smoke_test:
   description: The default smoke test for this spec.
   returned: success

@@ -23,6 +23,14 @@ description:
   - Flattens the facts to dotted fields (C(version), C(gpus.0.name), C(env.packages.numpy)) and compares every field
     against the majority of the compared hosts and against the spec (O(spec_file), O(lock_file), O(expected)), so that
     drift that moved every node the same way is caught too.
+  - Compares each host with what was built on it (C(env.build_changes) of the facts, from the package list the
+    M(torchfleet.cluster.conda_env) module records in its build stamp), so every package added, removed or changed since
+    the build is drift with source C(build), also when every node changed the same way and the spec does not name the
+    package. A host already reported for a field by the majority or the spec is not repeated under C(build).
+  - Version pins mean what conda's match-spec says (C(==2.13) is 2.13 or 2.13.0, not 2.13.1), exactly as the
+    M(torchfleet.cluster.conda_env) build's pin check reads them.
+  - Warns (RV(report.warnings)) about pip mixed into conda on the nodes (a package installed by both; numpy, scipy,
+    the BLAS stack or CUDA wheels, C(nvidia-*) or C(+cu) torch builds, from pip over conda), with the reason.
   - Ties for the majority go to the value of O(reference_host), else to the value of the earliest host in inventory order;
     those entries say C(tie=true).
   - With O(report_dir) it writes C(latest.json), C(latest.md), C(latest.junit.xml), C(torchfleet_drift.prom) and a
@@ -114,6 +122,23 @@ options:
     description: Rows of the console table in RV(lines).
     type: int
     default: 50
+  compare_builds:
+    description:
+      - Compare build strings too, across hosts (C(env.builds.<name>), C(env.packages_sha256)) and against what was
+        built on each host (a package rebuilt with another build string of the same version, such as a CPU and a CUDA
+        build, is drift naming that package).
+      - Turn it off for a fleet of mixed architectures, whose build strings differ by design; versions, added and
+        removed packages are still compared.
+    type: bool
+    default: true
+  provenance_is_drift:
+    description:
+      - Compare the provenance fields C(env.stamp.collection_version) and C(env.stamp.spec_file) (which collection
+        version built the environment, from which checkout path) like any other field.
+      - By default they are reported under RV(report.provenance) and never make the audit fail, since a node built after a
+        collection upgrade, or from another checkout, holds the same environment.
+    type: bool
+    default: false
 attributes:
   action:
     description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
@@ -180,6 +205,20 @@ report:
   returned: always
   type: dict
   contains:
+    report_version:
+      description: Version of the report's layout.
+      type: int
+      returned: always
+      sample: 1
+    generated_at:
+      description: When the report was made, UTC, ISO 8601.
+      type: str
+      returned: always
+      sample: "2026-12-03T18:00:00Z"
+    timestamp:
+      description: RV(report.generated_at) as seconds since the epoch.
+      type: float
+      returned: always
     consistent:
       description: No drift and no probe failure among the compared hosts (and at least one host compared).
       type: bool
@@ -187,6 +226,10 @@ report:
     passed:
       description: RV(report.consistent) and no host unreachable.
       type: bool
+      returned: always
+    reference_host:
+      description: The host whose value wins a tie for the majority (null when no host was compared).
+      type: str
       returned: always
     hosts:
       description: Every host, in inventory order.
@@ -199,20 +242,28 @@ report:
       elements: str
       returned: always
     failed:
-      description: Host to message, for hosts whose probe failed.
+      description: Host to message, for hosts whose probe ran and failed (the message says why, with rc and stderr).
+      type: dict
+      returned: always
+    summary:
+      description:
+        - Counts. C(hosts), C(compared), C(unreachable), C(failed), C(drifted_hosts), C(consistent_hosts),
+          C(fields_checked), C(drifted_fields), C(drift_entries), C(spec_fields), C(ignored_fields), C(build_entries).
       type: dict
       returned: always
     drift:
-      description: Each field that differs, per source (C(majority) or C(spec)), with the deviant hosts and their values.
+      description:
+        - Each field that differs, per source, with the deviant hosts and their values. C(source) is C(majority) (differs
+          from the other hosts), C(spec) (fails the spec) or C(build) (differs from what was built on that host; then
+          C(expected) is the built value, null for a package added since the build, and a host value of null means the
+          package was removed). C(rule) is C(exact), C(constraint), C(min_version) or C(build).
       type: list
       elements: dict
       returned: always
       sample: [{"field": "env.packages.numpy", "expected": "2.4.6", "source": "spec", "rule": "constraint", "tie": false,
-                "hosts": {"node2": null}}]
-    summary:
-      description: Counts of hosts and fields.
-      type: dict
-      returned: always
+                "hosts": {"node2": null}},
+               {"field": "env.packages.six", "expected": null, "source": "build", "rule": "build", "tie": false,
+                "hosts": {"node0": "1.17.0", "node1": "1.17.0", "node2": "1.17.0"}}]
     per_host:
       description: Host to C(status) (C(ok), C(drift), C(unreachable), C(failed)) and C(drift_fields).
       type: dict
@@ -221,12 +272,46 @@ report:
       description: The majority value of every field checked.
       type: dict
       returned: always
+    tolerated:
+      description: Field to host to value, for values a minimum-of-the-majority rule tolerated (newer than the minimum).
+      type: dict
+      returned: always
+    spec:
+      description: The spec compared with (C(file), C(sha256), C(name), C(lock_file), C(lock_sha256), C(fields)), or null.
+      type: dict
+      returned: always
+    provenance:
+      description:
+        - Field to the values held, most common first (C([{value, hosts}])), for the fields that are information, not drift
+          (C(env.stamp.collection_version), C(env.stamp.spec_file), and any field with the rule C(info)).
+      type: dict
+      returned: always
+      sample: {"env.stamp.collection_version": [{"value": "0.1.0", "hosts": ["node0", "node1"]},
+                                                {"value": "0.2.0", "hosts": ["node2"]}]}
+    build:
+      description:
+        - The comparison with what was built. C(compare_builds) (O(compare_builds)), C(unrecorded) (compared hosts whose
+          build stamp records no package list, built by an older collection) and C(entries) (drift entries with source
+          C(build)).
+      type: dict
+      returned: always
+    warnings:
+      description:
+        - pip mixed into conda on the nodes, one item per package, kind and detail, with C(hosts). C(kind) is C(two_copies)
+          (installed by conda and again by pip) or C(pip_over_conda) (a numeric or CUDA package from pip); C(reason) says why
+          it matters. Warnings do not make the audit fail.
+      type: list
+      elements: dict
+      returned: always
     changed_since:
-      description: What changed since the previous report, or null without one.
+      description:
+        - What changed since the previous report, or null without one. C(previous_generated_at), C(hosts_added),
+          C(hosts_removed), C(became_unreachable), C(became_failed) (host to why its probe failed), C(became_reachable),
+          C(changes) (C([{field, before, after, hosts}])) and C(changed).
       type: dict
       returned: always
 lines:
-  description: The verdict and the drift table, one line each, for M(ansible.builtin.debug).
+  description: The verdict and the drift table, one line each, for M(ansible.builtin.debug); then probe failures, warnings and provenance.
   returned: always
   type: list
   elements: str

@@ -245,8 +245,25 @@ ansible_facts:
               type: dict
               returned: always
               sample: {"numpy": "2.4.6", "python": "3.11.7", "torch": "2.13.0+cpu"}
+            builds:
+              description: Package name to build string (C(pypi_0) for pip packages), as RV(ansible_facts.torch.env.packages).
+              type: dict
+              returned: always
+              sample: {"numpy": "py311h2e04523_0", "python": "h9e4cc4f_0_cpython", "torch": "pypi_0"}
+            duplicates:
+              description: Packages installed by conda and again by pip (a dist-info no conda record owns), with both versions.
+              type: dict
+              returned: always
+              sample: {"numpy": {"conda": "2.4.6", "pip": "2.4.5"}}
+            build_changes:
+              description:
+                - Every package added, removed or changed (version or build string) since the build, compared with the
+                  package list the conda_env module recorded in the stamp; null when the stamp records none.
+              type: dict
+              returned: always
+              sample: {"six": {"built": null, "live": {"version": "1.17.0", "build": "pypi_0"}}}
             stamp:
-              description: The whole build stamp C(conda-meta/torchfleet-stamp), null without one.
+              description: The build stamp C(conda-meta/torchfleet-stamp) without its package list, null without one.
               type: dict
               returned: always
               sample: {"collection_version": "0.1.0", "lock_sha256": null, "name": "train",

@@ -17,8 +17,16 @@ majority go to the value the reference host holds (``torch_master`` / the first
 host), else to the value of the earliest host in inventory order; such entries
 carry ``tie: true``.
 
+Each host's facts are also compared with what was built on it: ``env.build_changes``
+(every package added, removed or changed since the conda_env module stamped the build)
+becomes drift with ``source: build``, unless the host is already reported for that
+field. ``env.stamp.collection_version`` and ``env.stamp.spec_file`` (provenance) are
+reported under ``provenance``, not as drift, unless ``provenance_is_drift``.
+Mixing pip into conda (module_utils.pipmix) is reported under ``warnings``.
+
 Per-field rules (keys are field names or fnmatch globs, first match wins, exact
-names before globs): ``exact`` (default), ``ignore``, ``{min: VERSION}`` (a floor
+names before globs): ``exact`` (default), ``ignore``, ``info`` (reported under
+``provenance``, never drift), ``{min: VERSION}`` (a floor
 from configuration, reported as ``source: spec``) or ``{min: majority}`` (the
 majority value is the floor; newer values are tolerated and listed under
 ``tolerated``). Defaults, switched off with ``use_defaults=False``:
@@ -40,6 +48,7 @@ import marshal
 import operator
 import re
 
+from ansible_collections.torchfleet.cluster.plugins.module_utils import pipmix
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils.envspec_expect import (
     PACKAGE_PREFIX,
     Expectation,
@@ -52,7 +61,14 @@ from ansible_collections.torchfleet.cluster.plugins.plugin_utils.envspec_expect 
 REPORT_VERSION = 1
 SOURCE_SPEC = "spec"
 SOURCE_MAJORITY = "majority"
+SOURCE_BUILD = "build"
 DEFAULT_IGNORE = ("gpus.*.uuid", "gpus.*.serial", "gpus.*.pci_bus_id")
+# Where and by what a build was made: information, never drift unless provenance_is_drift.
+PROVENANCE_FIELDS = ("env.stamp.collection_version", "env.stamp.spec_file")
+# Fields that depend on build strings, left out with compare_builds=False (mixed architectures).
+BUILD_STRING_FIELDS = ("env.builds.*", "env.packages_sha256")
+# Facts the engine reads per host instead of comparing them across hosts.
+PER_HOST_FACTS = ("build_changes", "duplicates")
 DEFAULT_RULES = {"driver": {"min": "majority"}}
 
 _HASH_LIMIT = 64
@@ -73,6 +89,8 @@ def _normalize_rule(pattern, rule):
         return ("ignore", None)
     if rule in ("exact", None) or rule == {} or rule == {"match": "exact"}:
         return ("exact", None)
+    if rule == "info":
+        return ("info", None)
     if rule in ("min", "min_version"):
         return ("min", None)
     if isinstance(rule, dict) and len(rule) == 1 and next(iter(rule)) in ("min", "min_version"):
@@ -83,7 +101,7 @@ def _normalize_rule(pattern, rule):
             raise RuleError(f"rule for {pattern!r}: 'min' is a version or 'majority', got {floor!r}")
         return ("min", str(floor))
     raise RuleError(
-        f"rule for {pattern!r}: use 'exact', 'ignore', {{'min': VERSION}} or {{'min': 'majority'}}; got {rule!r}"
+        f"rule for {pattern!r}: use 'exact', 'ignore', 'info', {{'min': VERSION}} or {{'min': 'majority'}}; got {rule!r}"
     )
 
 
@@ -403,6 +421,9 @@ class _FieldCheck:
         self.tolerated = {}
         majority, tie = _majority(cands, compared, ref_idx)
         self.baseline = majority.value
+        self.rule = rule[0]
+        if rule[0] == "info":
+            return
         failing = set()
         if expectation is not None:
             failing = {id(c) for c in cands if not expectation.satisfied(c.value)}
@@ -510,8 +531,85 @@ def _per_host(hosts, unreachable, failed, drift):
     return per_host
 
 
+def _per_host_facts(facts):
+    """Split each host's facts into what is compared across hosts and what is read per host."""
+    compared, own = [], []
+    for host_facts in facts:
+        env = host_facts.get("env")
+        if isinstance(env, dict) and any(key in env for key in PER_HOST_FACTS):
+            own.append({key: env.get(key) for key in PER_HOST_FACTS})
+            host_facts = dict(host_facts, env={k: v for k, v in env.items() if k not in PER_HOST_FACTS})
+        else:
+            own.append({})
+        compared.append(host_facts)
+    return compared, own
+
+
+def _provenance(checks, columns, compared):
+    """``{field: [{value, hosts}]}`` for the fields whose rule is ``info`` (the provenance fields
+    unless provenance_is_drift): information, not drift, most common value first."""
+    found = {}
+    for field in (c.field for c in checks if c.rule == "info"):
+        cands = _candidates(columns[field], len(compared))
+        found[field] = [{"value": c.value, "hosts": [compared[i] for i in _members(c, cands, len(compared))]}
+                        for c in sorted(cands, key=lambda c: -c.count)]
+    return found
+
+
+def _build_entries(own, compared, reported, compare_builds):
+    """Drift against what was built on each node (source ``build``), one entry per field and
+    built value; a host already reported for a field (majority or spec) is not repeated."""
+    groups = {}
+    unrecorded = []
+    for host, host_own in zip(compared, own):
+        changes = host_own.get("build_changes")
+        if not isinstance(changes, dict):
+            unrecorded.append(host)
+            continue
+        for name, change in sorted(changes.items()):
+            for field, built, live in _build_change(name, change or {}, compare_builds):
+                if (field, host) not in reported:
+                    groups.setdefault((field, _scalar_key(built)), (built, {}))[1][host] = live
+    entries = [_entry(field, built, SOURCE_BUILD, "build", hosts)
+               for (field, _key), (built, hosts) in sorted(groups.items(), key=lambda kv: (natural_key(kv[0][0]), repr(kv[0][1])))]
+    return entries, unrecorded
+
+
+def _build_change(name, change, compare_builds):
+    was, now = change.get("built"), change.get("live")
+    version_was = (was or {}).get("version")
+    version_now = (now or {}).get("version")
+    if was is None or now is None or version_was != version_now:
+        return [(PACKAGE_PREFIX + name, version_was, version_now)]
+    if compare_builds and was.get("build") != now.get("build"):
+        return [("env.builds." + name, was.get("build"), now.get("build"))]
+    return []
+
+
+def _mix_warnings(own, compared, facts):
+    grouped = {}
+    seen = {}  # identical environments are judged once (marshal: exact and C-fast, as in _PathState)
+    for host, host_own, host_facts in zip(compared, own, facts):
+        env = host_facts.get("env") if isinstance(host_facts.get("env"), dict) else {}
+        inputs = (env.get("builds"), env.get("packages"), host_own.get("duplicates"))
+        try:
+            key = marshal.dumps(inputs)
+        except ValueError:
+            key = None
+        found = seen.get(key) if key is not None else None
+        if found is None:
+            found = pipmix.live_warnings(*inputs)
+            if key is not None:
+                seen[key] = found
+        for warning in found:
+            key = (warning["package"], warning["kind"], warning["detail"])
+            grouped.setdefault(key, dict(warning, hosts=[]))["hosts"].append(host)
+    return [grouped[key] for key in sorted(grouped)]
+
+
 def build_report(facts_by_host, expected=None, rules=None, ignore=None, use_defaults=True,
-                 reference_host=None, failed=None, generated_at=None, previous=None, spec=None):
+                 reference_host=None, failed=None, generated_at=None, previous=None, spec=None,
+                 compare_builds=True, provenance_is_drift=False):
     """The audit report (DESIGN "Audit report contract") as a plain dict.
 
     facts_by_host: ordered ``{host: facts dict or None}``; None means unreachable.
@@ -519,15 +617,28 @@ def build_report(facts_by_host, expected=None, rules=None, ignore=None, use_defa
     failed: ``{host: message}`` for hosts whose probe ran but failed.
     previous: an earlier report; adds ``changed_since``.
     spec: free-form description of the spec (file, digest) copied into the report.
+    compare_builds: compare build strings (``env.builds.*``, the fingerprint, build-only
+    changes since the build); off for fleets of mixed architectures.
+    provenance_is_drift: compare ``PROVENANCE_FIELDS`` like any field instead of only
+    reporting them under ``provenance``.
     """
     failed = {str(h): str(m) for h, m in (failed or {}).items()}
-    rules = rules if isinstance(rules, Rules) else Rules(rules, ignore, use_defaults)
+    if not isinstance(rules, Rules):
+        rules = dict(rules or {})
+        for pattern in () if provenance_is_drift else PROVENANCE_FIELDS:
+            rules.setdefault(pattern, "info")
+        ignore = list(ignore or ()) + ([] if compare_builds else list(BUILD_STRING_FIELDS))
+        rules = Rules(rules, ignore, use_defaults)
     hosts, compared, facts, unreachable = _split_hosts(facts_by_host, failed)
+    facts, own = _per_host_facts(facts)
     columns, skipped = _collect(facts, rules)
     expected = _resolve_expected(expected, columns)
     ref = reference_host if reference_host in compared else (compared[0] if compared else None)
     checks = _check_fields(columns, expected, compared, compared.index(ref) if ref else -1, rules) if compared else []
     drift = [e for check in checks for e in check.entries]
+    reported = {(e["field"], h) for e in drift for h in e["hosts"]}
+    build_drift, unrecorded = _build_entries(own, compared, reported, compare_builds)
+    drift.extend(build_drift)
     per_host = _per_host(hosts, unreachable, failed, drift)
     text, epoch = _timestamp(generated_at)
     consistent = bool(compared) and not drift and not failed
@@ -554,12 +665,17 @@ def build_report(facts_by_host, expected=None, rules=None, ignore=None, use_defa
             "drift_entries": len(drift),
             "spec_fields": len(expected),
             "ignored_fields": len(skipped | {f for f in expected if rules.ignored(f)}),
+            "build_entries": len(build_drift),
         },
         "drift": drift,
         "per_host": per_host,
         "baseline": {c.field: c.baseline for c in checks},
         "tolerated": {c.field: c.tolerated for c in checks if c.tolerated},
         "spec": spec,
+        "provenance": _provenance(checks, columns, compared),
+        "build": {"compare_builds": bool(compare_builds), "unrecorded": unrecorded,
+                  "entries": len(build_drift)},
+        "warnings": _mix_warnings(own, compared, facts),
     }
     report["changed_since"] = changes_since(previous, report) if previous else None
     return report
@@ -601,11 +717,14 @@ def changes_since(previous, report):
         "previous_generated_at": previous.get("generated_at"),
         "hosts_added": [h for h in report["hosts"] if h not in before_hosts],
         "hosts_removed": [h for h in previous.get("hosts") or () if h not in after_hosts],
-        "became_unreachable": [h for h in report["hosts"] if h in after_down and h in before_hosts and h not in before_down],
+        "became_unreachable": [h for h in report["hosts"] if h in report["unreachable"] and h in before_hosts and h not in before_down],
+        "became_failed": {h: report["failed"][h] for h in report["hosts"]
+                          if h in report["failed"] and h in before_hosts and h not in before_down},
         "became_reachable": [h for h in report["hosts"] if h in before_down and h not in after_down],
         "changes": changes,
     }
-    result["changed"] = any(result[k] for k in ("hosts_added", "hosts_removed", "became_unreachable", "became_reachable", "changes"))
+    result["changed"] = any(result[k] for k in ("hosts_added", "hosts_removed", "became_unreachable", "became_failed",
+                                                "became_reachable", "changes"))
     return result
 
 
@@ -644,6 +763,7 @@ def _value_changes(previous, report, common):
 
 
 __all__ = [
-    "DEFAULT_IGNORE", "Expectation", "REPORT_VERSION", "RuleError", "Rules", "SOURCE_MAJORITY", "SOURCE_SPEC",
+    "DEFAULT_IGNORE", "Expectation", "PROVENANCE_FIELDS", "REPORT_VERSION", "RuleError", "Rules", "SOURCE_BUILD",
+    "SOURCE_MAJORITY", "SOURCE_SPEC",
     "build_report", "changes_since", "host_values", "natural_key",
 ]

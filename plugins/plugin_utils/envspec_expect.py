@@ -8,31 +8,28 @@ engine's dotted fact fields (``env.name``, ``env.spec_sha256``,
 ``env.packages.<name>``), and evaluates fact values against them. Parsing and
 validation of the files belong to module_utils.envspec; this module only maps.
 
-Version semantics (a documented subset of conda MatchSpec and PEP 440):
+Version constraints mean what module_utils.matchspec says (conda's match-spec
+semantics), the same module the conda_env build's pin check uses, so a pin the build
+accepted never fails the audit, and the other way round. A dependency that names a conda
+build string (``pytorch=2.5.1=*cuda*``) also expects ``env.builds.<name>``. An unpinned
+dependency expects the package to be present in any version.
 
-* ``==V``   equal versions; a local label (``+cpu``) on the node is ignored unless
-  the spec names one itself.
-* ``=V``    conda's fuzzy match: ``V`` or any version below it (``V.*``).
-* ``V.*``, ``V*``  same prefix match.
-* ``V``     a bare version is an exact match (conda's ``name V build`` form).
-* ``>=``, ``<=``, ``>``, ``<``, ``!=``, ``~=``; ``,`` joins clauses, ``|`` joins
-  alternatives.
-* An unpinned dependency expects the package to be present in any version.
+``version_key`` is a separate, PEP 440-like sort key for the engine's ``{min: ...}`` rules
+(driver versions and the like), not for package pins.
 """
 
 from __future__ import annotations
 
 import re
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
+from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec, matchspec
 
 PACKAGE_PREFIX = "env.packages."
+BUILD_PREFIX = "env.builds."
 
 _PRE_RELEASE = {"dev": 0, "a": 1, "alpha": 1, "b": 2, "beta": 2, "c": 3, "rc": 3, "pre": 3, "preview": 3}
 _SEGMENT = re.compile(r"\d+|[a-z]+")
-_CLAUSE = re.compile(r"^(===|==|!=|~=|>=|<=|>|<|=)?\s*(\S+)$")
 _END = (0,)
-_ZERO = (1, 0)
 
 
 class SpecError(ValueError):
@@ -81,53 +78,6 @@ def version_key(version):
     return (epoch, tuple(release), tuple(parts[split:]) + (_END,))
 
 
-def _has_prefix(version, prefix_parts):
-    epoch, parts = _parts(version)
-    if epoch != prefix_parts[0]:
-        return False
-    wanted = prefix_parts[1]
-    parts = parts + [_ZERO] * (len(wanted) - len(parts))
-    return parts[:len(wanted)] == wanted
-
-
-def _exact(value, wanted):
-    if "+" in wanted:
-        return str(value).strip().lower() == wanted.lower()
-    return version_key(value) == version_key(wanted)
-
-
-def _clause_test(op, version):
-    """Return a predicate ``f(value) -> bool`` for one ``op version`` clause."""
-    if version.endswith("*"):
-        if op not in (None, "=", "==", "!="):
-            raise SpecError(f"wildcard version {version!r} used with {op!r}")
-        prefix = _parts(version.rstrip("*").rstrip("."))
-        if op == "!=":
-            return lambda v: not _has_prefix(v, prefix)
-        return lambda v: _has_prefix(v, prefix)
-    if op == "=":
-        prefix = _parts(version)
-        return lambda v: _has_prefix(v, prefix)
-    if op in (None, "==", "==="):
-        return lambda v: _exact(v, version)
-    if op == "!=":
-        return lambda v: not _exact(v, version)
-    if op == "~=":
-        epoch, parts = _parts(version)
-        if len(parts) < 2:
-            raise SpecError(f"'~={version}' needs at least two version components")
-        low, prefix = version_key(version), (epoch, parts[:-1])
-        return lambda v: version_key(v) >= low and _has_prefix(v, prefix)
-    key = version_key(version)
-    compare = {
-        ">=": lambda k: k >= key,
-        "<=": lambda k: k <= key,
-        ">": lambda k: k > key,
-        "<": lambda k: k < key,
-    }[op]
-    return lambda v: compare(version_key(v))
-
-
 class Expectation:
     """One expected value: raw equality (``equals``) or a version constraint."""
 
@@ -141,6 +91,8 @@ class Expectation:
             self._test = lambda v: v == text
         elif kind == "version":
             self.display, self._test = _compile_constraint(str(text))
+        elif kind == "build":
+            self.display, self._test = str(text), matchspec.build_test(str(text))
         else:
             raise SpecError(f"unknown expectation kind {kind!r}")
 
@@ -165,23 +117,15 @@ class Expectation:
 
 
 def _compile_constraint(text):
-    spec = text.strip()
+    spec = re.sub(r"\s+", "", text)
     if spec in ("", "*"):
         return "*", lambda v: True
-    alternatives = []
-    for alt in spec.split("|"):
-        tests = []
-        for clause in alt.split(","):
-            match = _CLAUSE.match(clause.strip())
-            if not match:
-                raise SpecError(f"cannot read version constraint {text!r}")
-            tests.append(_clause_test(match.group(1), match.group(2)))
-        alternatives.append(tests)
-    display = spec
-    single = _CLAUSE.match(spec)
-    if single and single.group(1) in ("==", "===") and "," not in spec and "|" not in spec and "*" not in spec:
-        display = single.group(2)
-    return display, lambda v: any(all(t(v) for t in tests) for tests in alternatives)
+    try:
+        test = matchspec.version_test(spec)
+    except matchspec.InvalidSpec as exc:
+        raise SpecError(f"cannot read version constraint {text!r}: {exc}") from None
+    display = spec[2:] if spec.startswith("==") and not any(c in spec for c in ",|*") else spec
+    return display, test
 
 
 def version_expectation(text):
@@ -203,7 +147,9 @@ def coerce_expectation(value):
             return version_expectation(value["version"])
         if set(value) == {"equals"}:
             return Expectation("equals", value["equals"])
-        raise SpecError(f"an expectation mapping has exactly one key, 'version' or 'equals'; got {sorted(value)}")
+        if set(value) == {"build"}:
+            return Expectation("build", value["build"])
+        raise SpecError(f"an expectation mapping has exactly one key, 'version', 'build' or 'equals'; got {sorted(value)}")
     if isinstance(value, str) and (value[:1] in "=<>!~" or any(c in value for c in "*,|")):
         return version_expectation(value)
     return Expectation("equals", value)
@@ -212,15 +158,7 @@ def coerce_expectation(value):
 def dependency_constraint(dep):
     """The constraint text of one requirement parsed by module_utils.envspec
     (``parse_conda_dep`` / ``parse_pip_req``): ``""`` when it is unpinned."""
-    op, version = dep.get("op") or "", dep.get("version")
-    if not version:
-        return ""
-    version = re.sub(r"\s+", "", str(version))
-    if op == "range":
-        return version.strip("()")
-    if op == "=" and version.endswith("*"):
-        return version
-    return op + version if op else version
+    return envspec.requirement_constraint(dep)
 
 
 def _expect(expected, name, constraint, source):
@@ -243,10 +181,15 @@ def expectations_from_parsed(spec, spec_sha256=None, source="environment.yml"):
     if spec_sha256:
         expected["env.spec_sha256"] = Expectation("equals", str(spec_sha256).lower())
     for dep in spec.get("dependencies") or ():
-        _expect(expected, envspec.normalize_name(dep["name"]), dependency_constraint(dep), source)
+        name = envspec.normalize_name(dep["name"])
+        _expect(expected, name, dependency_constraint(dep), source)
+        if dep.get("build") and dep["build"] != "*":
+            expected[BUILD_PREFIX + name] = Expectation("build", dep["build"])
     for req in spec.get("pip") or ():
-        if req.get("name"):
-            _expect(expected, envspec.normalize_name(req["name"], "pip"), dependency_constraint(req), source)
+        if req.get("name") and not req.get("marker"):
+            name = envspec.normalize_name(req["name"], "pip")
+            _expect(expected, name, dependency_constraint(req), source)
+            expected.pop(BUILD_PREFIX + name, None)
     return expected
 
 

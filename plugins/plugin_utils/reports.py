@@ -22,7 +22,7 @@ def field_group(field):
     if head in _GPU:
         return "gpu"
     if head == "env":
-        return "packages" if field.startswith("env.packages.") else "environment"
+        return "packages" if field.startswith(("env.packages.", "env.builds.")) else "environment"
     return head
 
 
@@ -116,9 +116,27 @@ def to_table(report, max_rows=50, max_hosts=8):
             lines.append(f"... {len(rows) - max_rows} more row(s) in the JSON report")
     for host, message in (report.get("failed") or {}).items():
         lines.append(f"probe failed on {host_label(report, host)}: {message}")
+    lines.extend(warning_lines(report))
+    lines.extend(provenance_lines(report))
     changed = report.get("changed_since") or {}
     if changed.get("changed"):
         lines.append(f"changed since {changed.get('previous_generated_at')}: " + _change_summary(changed))
+    return lines
+
+
+def warning_lines(report):
+    """pip/conda mix warnings, one line per package, kind and value."""
+    return [f"warning: {w['package']} ({w['detail']}) on {', '.join(w['hosts'])}: {w['reason']}"
+            for w in report.get("warnings") or ()]
+
+
+def provenance_lines(report):
+    """Provenance fields whose value differs between hosts (information, not drift)."""
+    lines = []
+    for field, values in (report.get("provenance") or {}).items():
+        if len(values) > 1:
+            shown = "; ".join(f"{text_value(v['value'])} on {', '.join(v['hosts'])}" for v in values)
+            lines.append(f"provenance (not drift): {field}: {shown}")
     return lines
 
 
@@ -128,6 +146,8 @@ def _change_summary(changed):
                        ("became_unreachable", "now unreachable"), ("became_reachable", "reachable again")):
         if changed.get(key):
             parts.append(f"{label}: {', '.join(changed[key])}")
+    for host, message in (changed.get("became_failed") or {}).items():
+        parts.append(f"probe failed on {host}: {message}")
     return "; ".join(parts)
 
 
@@ -166,6 +186,7 @@ def to_markdown(report, max_rows=200, max_hosts=10):
     else:
         out += ["No drift: every compared host matches the majority and the spec.", ""]
     out += _markdown_problems(report)
+    out += _markdown_notes(report)
     out += _markdown_tolerated(report, max_hosts)
     out += _markdown_changes(report, max_rows, max_hosts)
     return "\n".join(out).rstrip() + "\n"
@@ -179,6 +200,19 @@ def _markdown_problems(report):
         out += ["### Probe failures", "", "| Host | Message |", "|---|---|"]
         out += [f"| {_md_code(host_label(report, h))} | {_md(m)} |" for h, m in report["failed"].items()]
         out.append("")
+    return out
+
+
+def _markdown_notes(report):
+    out = []
+    if report.get("warnings"):
+        out += ["### Warnings (pip and conda)", "", "| Package | Host | Detail | Why |", "|---|---|---|---|"]
+        out += [f"| {_md_code(w['package'])} | {_md(', '.join(w['hosts']))} | {_md(w['detail'])} | {_md(w['reason'])} |"
+                for w in report["warnings"]]
+        out.append("")
+    lines = provenance_lines(report)
+    if lines:
+        out += ["### Provenance (information, not drift)", ""] + [f"- {_md(line.split(': ', 1)[1])}" for line in lines] + [""]
     return out
 
 

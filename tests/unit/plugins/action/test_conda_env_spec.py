@@ -47,7 +47,7 @@ def test_valid_spec_returns_content_digest_and_pins(tmp_path):
     assert result['name'] == 'train'
     assert result['content'] == SPEC
     assert result['spec_sha256'] == envspec.sha256_bytes(SPEC)
-    assert result['expected'] == {'python': '3.11', 'pip': None, 'numpy': '2.4.6', 'torch': '2.13.0'}
+    assert result['expected'] == {'python': '=3.11', 'pip': None, 'numpy': '=2.4.6', 'torch': '==2.13.0'}
     assert result['dependencies'] == ['python=3.11', 'pip', 'numpy=2.4.6']
     assert result['pip'] == ['torch==2.13.0']
     assert result['smoke_test'] == ['import torch']
@@ -90,7 +90,7 @@ def test_explicit_lock_pins_and_pip_section(tmp_path):
     assert result['lock']['kind'] == 'explicit'
     assert result['lock']['sha256'] == envspec.sha256_bytes(cases.EXPLICIT)
     assert result['lock']['content'] == cases.EXPLICIT
-    assert result['expected'] == {'_libgcc_mutex': '0.1', 'python': '3.11.13', 'numpy': '2.4.6', 'pip': '25.2', 'torch': '2.13.0'}
+    assert result['expected'] == {'_libgcc_mutex': '0.1', 'python': '3.11.13', 'numpy': '2.4.6', 'pip': '25.2', 'torch': '==2.13.0'}
 
 
 def test_conda_lock_is_handed_over_as_json(tmp_path):

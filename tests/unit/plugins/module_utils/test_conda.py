@@ -26,12 +26,14 @@ def test_parse_version(text, expected):
 
 
 # The key changed in 25.5.0 (conda#14666: auto_activate, alias auto_activate_base); from
-# 25.5.1 `conda config` also accepts the alias. Writing both is MultipleKeysError.
+# 25.5.1 `conda config` also accepts the alias. Writing both is MultipleKeysError. The
+# collection switches at 25.5.1 (condarc.AUTO_ACTIVATE_SINCE, the one definition): 25.5.0
+# reads the alias too, so it keeps auto_activate_base, as the conda_config module writes it.
 @pytest.mark.parametrize('version, key', [
     ('4.14.0', 'auto_activate_base'),
     ('24.11.3', 'auto_activate_base'),
     ('25.3.1', 'auto_activate_base'),
-    ('25.5.0', 'auto_activate'),
+    ('25.5.0', 'auto_activate_base'),
     ('25.5.1', 'auto_activate'),
     ('25.11.1', 'auto_activate'),
     ('26.7.1', 'auto_activate'),

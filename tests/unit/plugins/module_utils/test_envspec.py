@@ -34,7 +34,8 @@ def test_demo_spec():
     assert spec['channels'] == ['conda-forge']
     assert [d['spec'] for d in spec['dependencies']] == ['python=3.11', 'pip', 'numpy=2.4.6']
     assert [r['line'] for r in spec['pip']] == ['torch==2.13.0']
-    assert envspec.expected_pins(spec) == {'python': '3.11', 'pip': None, 'numpy': '2.4.6', 'torch': '2.13.0'}
+    # conda's name=V is fuzzy (=V, a prefix), pip's == exact: the pins are match-spec constraints (module_utils.matchspec)
+    assert envspec.expected_pins(spec) == {'python': '=3.11', 'pip': None, 'numpy': '=2.4.6', 'torch': '==2.13.0'}
     assert envspec.default_smoke_test(envspec.expected_pins(spec)) == ['import torch']
 
 
@@ -61,7 +62,7 @@ def test_shipped_specs_are_valid(path):
 def test_example_spec_uses_conda_forge_cuda_build():
     with open(os.path.join(ROOT, 'environments/example.yml'), 'rb') as handle:
         pins = envspec.expected_pins(envspec.parse_spec(handle.read()))
-    assert pins['pytorch'] == pins['pytorch-gpu'] == '2.13.0'
+    assert pins['pytorch'] == pins['pytorch-gpu'] == '=2.13.0'
     assert 'cuda-version' in pins
 
 
@@ -116,7 +117,11 @@ def test_malformed_pip_requirements(text):
 
 @pytest.mark.parametrize('pin, actual, ok', [
     ('2.4.6', '2.4.6', True),
-    ('3.11', '3.11.13', True),
+    ('3.11', '3.11.13', False),  # a bare version is exact in conda
+    ('=3.11', '3.11.13', True),
+    ('==2.13', '2.13.1', False),  # torch==2.13 at build time (issue 11)
+    ('==2.4.6', '2.4.6.1', False),
+    ('==2.13', '2.13.0', True),
     ('2.13.0', '2.13.0+cpu', True),
     ('2.13.0+cu129', '2.13.0+cpu', False),
     ('2.4.6', '2.4.61', False),
@@ -131,7 +136,7 @@ def test_version_matches(pin, actual, ok):
 
 def test_pip_pin_wins_and_names_are_normalized():
     spec = envspec.parse_spec('name: t\ndependencies:\n  - pip\n  - PyYAML\n  - pip:\n      - PyYAML==6.0.2\n      - typing_extensions==4.14.1\n')
-    assert envspec.expected_pins(spec) == {'pip': None, 'pyyaml': '6.0.2', 'typing-extensions': '4.14.1'}
+    assert envspec.expected_pins(spec) == {'pip': None, 'pyyaml': '==6.0.2', 'typing-extensions': '==4.14.1'}
 
 
 def test_no_torch_smoke_default():

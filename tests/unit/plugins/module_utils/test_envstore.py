@@ -316,15 +316,34 @@ def test_the_wait_is_bounded(layout):
 
 def test_pin_problems():
     installed = conda.parse_list(samples.LIST_TRAIN)
-    assert envstore.pin_problems({'numpy': '2.4.6', 'python': '3.11', 'torch': '2.13.0', 'pip': None}, installed) == []
+    assert envstore.pin_problems({'numpy': '2.4.6', 'python': '=3.11', 'torch': '==2.13.0', 'pip': None}, installed) == []
     assert envstore.pin_problems({'numpy': '2.4.5', 'scipy': None}, installed) == [
         'numpy is 2.4.6, the spec pins 2.4.5', 'scipy is missing']
 
 
+# The build's pin check reads pins exactly as the audit does (issue 11): (pin, problem or None).
+PIN_CASES = [
+    ('==2.13', None),       # 2.13 == 2.13.0, and the node's local label (+cpu) is ignored
+    ('2.13.0', None),
+    ('==2.13.1', 'torch is 2.13.0+cpu, the spec pins ==2.13.1'),
+    ('2.13*', None),
+    ('>=2.13,<2.14', None),
+    ('!=2.13.0', 'torch is 2.13.0+cpu, the spec pins !=2.13.0'),
+    ({'version': '2.13.0', 'build': 'pypi_0'}, None),
+    ({'version': '2.13.0', 'build': '*cuda*'}, 'torch is 2.13.0+cpu pypi_0, the spec pins 2.13.0 *cuda*'),
+]
+
+
+@pytest.mark.parametrize('pin, problem', PIN_CASES)
+def test_pin_problems_use_match_spec_semantics(pin, problem):
+    installed = conda.parse_list(samples.LIST_TRAIN)
+    assert envstore.pin_problems({'torch': pin}, installed) == ([problem] if problem else [])
+
+
 def test_package_diff():
     current = conda.parse_list(samples.LIST_TRAIN_OLD)
-    old = {'python': '3.11', 'numpy': '2.4.5', 'torch': '2.13.0', 'typing-extensions': None}
-    new = {'python': '3.11', 'numpy': '2.4.6', 'torch': '2.13.0', 'scipy': '1.16.1', 'pip': None}
+    old = {'python': '=3.11', 'numpy': '2.4.5', 'torch': '2.13.0', 'typing-extensions': None}
+    new = {'python': '=3.11', 'numpy': '2.4.6', 'torch': '2.13.0', 'scipy': '1.16.1', 'pip': None}
     summary, before, after = envstore.package_diff(current, old, new)
     assert summary == {'added': ['scipy'], 'removed': ['typing-extensions'], 'changed': {'numpy': {'before': '2.4.5', 'after': '2.4.6'}}}
     assert before == 'numpy==2.4.5\npip==25.2\npython==3.11.13\ntorch==2.13.0+cpu\ntyping-extensions==4.14.1\n'

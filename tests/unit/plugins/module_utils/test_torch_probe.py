@@ -153,7 +153,55 @@ def test_env_facts_of_the_h200_environment():
 def test_env_facts_without_package_sources():
     env = torch_probe.env_facts('/x/bin/python', {'prefix': '/x', 'conda': None, 'pip': None})
     assert env == {'name': 'x', 'prefix': '/x', 'spec_sha256': None, 'packages_sha256': None,
-                   'packages': None, 'stamp': None}
+                   'packages': None, 'builds': None, 'duplicates': None, 'build_changes': None, 'stamp': None}
+
+
+def _record(name, version, build, infos=()):
+    return {'name': name, 'version': version, 'build': build, 'channel': 'https://mirror.invalid/conda-forge/linux-64',
+            'infos': list(infos)}
+
+
+# What conda_env recorded at build time (stamp 'packages', from `conda list --json`), and the live prefix.
+BUILT = {'numpy': {'version': '2.4.6', 'build': 'py311h_0', 'channel': 'conda-forge', 'manager': 'conda'},
+         'python': {'version': '3.11.13', 'build': 'h_cpython', 'channel': 'conda-forge', 'manager': 'conda'},
+         'torch': {'version': '2.13.0+cpu', 'build': 'pypi_0', 'channel': 'pypi', 'manager': 'pip'},
+         'typing_extensions': {'version': '4.14.1', 'build': 'pypi_0', 'channel': 'pypi', 'manager': 'pip'}}
+BUILD_CASES = [
+    ('unchanged', [], [], {}),
+    ('added by hand', [], [{'name': 'six', 'version': '1.17.0', 'info': 'six-1.17.0.dist-info'}],
+     {'six': {'built': None, 'live': {'version': '1.17.0', 'build': 'pypi_0'}}}),
+    ('removed by hand', ['typing_extensions'], [],
+     {'typing-extensions': {'built': {'version': '4.14.1', 'build': 'pypi_0'}, 'live': None}}),
+    ('other build string', ['numpy'], [_record('numpy', '2.4.6', 'py311cuda_1')],
+     {'numpy': {'built': {'version': '2.4.6', 'build': 'py311h_0'}, 'live': {'version': '2.4.6', 'build': 'py311cuda_1'}}}),
+]
+
+
+@pytest.mark.parametrize('case, drop, add, changes', BUILD_CASES, ids=[c[0] for c in BUILD_CASES])
+def test_build_changes_against_the_stamp(case, drop, add, changes):
+    records = [_record(n, r['version'], r['build']) for n, r in BUILT.items() if r['manager'] == 'conda' and n not in drop]
+    pip = [{'name': n, 'version': r['version'], 'info': '%s-%s.dist-info' % (n, r['version'])}
+           for n, r in BUILT.items() if r['manager'] == 'pip' and n not in drop]
+    records += [r for r in add if 'build' in r]
+    pip += [d for d in add if 'info' in d]
+    stamp = {'name': 'train', 'spec_sha256': 'a' * 64, 'collection_version': '0.1.0', 'packages': BUILT}
+    env = torch_probe.env_facts('/x/bin/python', {'prefix': '/x', 'conda': {'records': records, 'stamp': stamp}, 'pip': pip})
+    assert env['build_changes'] == changes, case
+    assert 'packages' not in env['stamp']  # the build record is not compared field by field
+
+
+def test_no_build_record_in_an_older_stamp():
+    env = torch_probe.env_facts('/x/bin/python', {'prefix': '/x', 'conda': {'records': [], 'stamp': {'name': 't'}}, 'pip': []})
+    assert env['build_changes'] is None
+
+
+def test_a_pip_copy_over_a_conda_package_is_a_duplicate():
+    conda_meta = {'records': [_record('numpy', '2.4.6', 'py311h_0', ['numpy-2.4.6.dist-info'])], 'stamp': None}
+    pip = [{'name': 'numpy', 'version': '2.4.5', 'info': 'numpy-2.4.5.dist-info'},
+           {'name': 'numpy', 'version': '2.4.6', 'info': 'numpy-2.4.6.dist-info'}]
+    env = torch_probe.env_facts('/x/bin/python', {'prefix': '/x', 'conda': conda_meta, 'pip': pip})
+    assert env['duplicates'] == {'numpy': {'conda': '2.4.6', 'pip': '2.4.5'}}
+    assert env['builds'] == {'numpy': 'py311h_0'}
 
 
 def test_env_facts_ignores_a_stamp_that_is_not_an_object():

@@ -173,8 +173,14 @@ def test_fresh_build_creates_smokes_checks_and_switches(node):
     assert node.calls[1] == [os.path.join(build, 'bin', 'python'), '-c', 'import torch']
     with open(os.path.join(build, 'conda-meta', 'torchfleet-stamp')) as handle:
         text = handle.read()
-    assert json.loads(text) == {'name': 'train', 'spec_sha256': envspec.sha256_bytes(SPEC_V2), 'lock_sha256': None,
-                                'collection_version': COLLECTION_VERSION, 'spec_file': 'inventories/demo/environment.yml'}
+    stamp = json.loads(text)
+    built = stamp.pop('packages')
+    assert stamp == {'name': 'train', 'spec_sha256': envspec.sha256_bytes(SPEC_V2), 'lock_sha256': None,
+                     'collection_version': COLLECTION_VERSION, 'spec_file': 'inventories/demo/environment.yml'}
+    assert result['stamp'] == stamp  # the task result leaves the package list out
+    # what was built, as the recorded `conda list --json` of the new build reports it
+    assert built['numpy'] == {'version': '2.4.6', 'build': 'py311h71ddf71_0', 'channel': 'conda-forge', 'manager': 'conda'}
+    assert built['torch'] == {'version': '2.13.0+cpu', 'build': 'pypi_0', 'channel': 'pypi', 'manager': 'pip'}
     assert text == envstore.stamp_text(json.loads(text))
     # nothing that conda would read as a package record
     assert not [n for n in os.listdir(os.path.join(build, 'conda-meta')) if n.endswith('.json')]
@@ -206,9 +212,9 @@ def test_changed_spec_builds_beside_and_keeps_previous(node):
     assert result['changed'] is True and result['action'] == 'build'
     assert live_target(node) == new != old
     assert os.path.isdir(old) and result['previous'] == [old]
-    assert result['packages'] == {'added': [], 'removed': [], 'changed': {'numpy': {'before': '2.4.5', 'after': '2.4.6'}}}
+    assert result['packages'] == {'added': [], 'removed': [], 'changed': {'numpy': {'before': '2.4.5', 'after': '=2.4.6'}}}
     assert '-numpy==2.4.5' not in result['diff']['after'] and 'numpy==2.4.5' in result['diff']['before']
-    assert 'numpy==2.4.6' in result['diff']['after']
+    assert 'numpy =2.4.6' in result['diff']['after']  # the pin as conda reads numpy=2.4.6
     assert 'torch==2.13.0+cpu' in result['diff']['before']
 
 
@@ -260,7 +266,7 @@ def test_pin_mismatch_fails_the_build(node):
     node.installed = samples.LIST_TRAIN_OLD
     result = run(node)
     assert result['failed'] is True
-    assert 'numpy is 2.4.5, the spec pins 2.4.6' in result['msg']
+    assert 'numpy is 2.4.5, the spec pins =2.4.6' in result['msg']
     assert not os.path.exists(build_of(node, SPEC_V2)) and not os.path.lexists(os.path.join(node.root, 'envs', 'train'))
 
 
@@ -280,7 +286,7 @@ def test_check_mode_changes_nothing(node, check_diff):
     assert live_target(node) == old
     assert sorted(os.listdir(os.path.join(node.root, 'envs', '.torchfleet'))) == before
     assert ('diff' in result) is check_diff
-    assert result['packages']['changed'] == {'numpy': {'before': '2.4.5', 'after': '2.4.6'}}
+    assert result['packages']['changed'] == {'numpy': {'before': '2.4.5', 'after': '=2.4.6'}}
 
 
 def test_check_mode_before_miniconda_exists(tmp_path, node):
@@ -385,7 +391,7 @@ def test_conda_lock_for_another_platform_fails_before_conda(node, monkeypatch):
 
 
 def test_expected_from_the_controller_and_smoke_override(node):
-    result = run(node, spec_content=SPEC_NO_TORCH, expected={'python': '3.11', 'numpy': '2.4.6'},
+    result = run(node, spec_content=SPEC_NO_TORCH, expected={'python': '=3.11', 'numpy': '2.4.6'},
                  smoke_test=['import numpy', 'assert numpy.__version__ == "2.4.6"'])
     assert result['changed'] is True
     assert node.calls[1][2] == 'import numpy\nassert numpy.__version__ == "2.4.6"'

@@ -174,7 +174,8 @@ def test_bare_interpreter_name_is_looked_up_in_path(node, tmp_path):
 def test_stamp_and_packages_come_through(node, tmp_path):
     node.run = rec.synthetic('h200_nvidia_smi')
     env = run_module({'python': interpreter(tmp_path)})['ansible_facts']['torch']['env']
-    assert sorted(env) == ['name', 'packages', 'packages_sha256', 'prefix', 'spec_sha256', 'stamp']
+    assert sorted(env) == ['build_changes', 'builds', 'duplicates', 'name', 'packages', 'packages_sha256', 'prefix',
+                           'spec_sha256', 'stamp']
     assert env['packages'] == dict(line.split(' ')[:2] for line in rec.H200_PACKAGE_LINES.splitlines())
 
 
