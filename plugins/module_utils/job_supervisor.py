@@ -198,6 +198,7 @@ class Supervisor(object):
         self.deadline = deadline
         self.grace = grace
         self.stop_reason = None
+        self.log_fd = None
 
     def on_term(self, signum, frame):
         self.stop_reason = REASON_STOPPED
@@ -231,7 +232,7 @@ class Supervisor(object):
         except OSError as exc:
             os.write(log_fd, ('torchfleet: could not start %s: %s\n' % (self.argv[0], exc)).encode())
             return {'rc': 127, 'reason': REASON_EXITED, 'ended': time.time(), 'job_pid': None}
-        os.close(log_fd)
+        self.log_fd = log_fd
         rc = None
         while rc is None and self.stop_reason is None:
             if time.time() >= self.deadline:
@@ -240,13 +241,16 @@ class Supervisor(object):
             rc = job.poll()
             if rc is None:
                 time.sleep(0.2)
+        log_size = os.fstat(self.log_fd).st_size if self.log_fd is not None else None
         if self.stop_reason is not None:
             self.terminate_tree()
             rc = job.wait()
             rc = TIMED_OUT_RC if self.stop_reason == REASON_TIMED_OUT else rc
         else:
             self.terminate_tree()  # workers left behind by a launcher that exited
-        return {'rc': rc, 'reason': self.stop_reason or REASON_EXITED, 'ended': time.time(), 'job_pid': job.pid}
+        os.close(self.log_fd)
+        return {'rc': rc, 'reason': self.stop_reason or REASON_EXITED, 'ended': time.time(), 'job_pid': job.pid,
+                'log_size_at_end': log_size}
 
 
 def detach(directory, argv, env, timeout, grace):

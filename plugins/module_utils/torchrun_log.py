@@ -44,7 +44,7 @@ HINTS = {
     'cuda driver too old': "the node's NVIDIA driver is older than the CUDA build of torch needs",
     'nccl': 'NCCL failed; check NCCL_SOCKET_IFNAME and the peer-link range',
     'out of memory': 'the GPU or host ran out of memory',
-    'error': "the training script raised; see the rank's traceback in the node's log",
+    'error': "the training script failed; see the rank's output in the node's log",
 }
 
 
@@ -104,10 +104,11 @@ def failure(text):
     lines = (text or '').splitlines()
     found = root_cause(lines) or {'host': None, 'rank': None, 'local_rank': None, 'exitcode': None}
     errors = rank_errors(lines)
-    error = errors.get(found['rank']) if found['rank'] is not None else None
-    if error is None and errors:
-        error = errors[min(errors)]
-    found['error'] = error or last_line(lines)
+    if found['rank'] is not None:
+        error = errors.get(found['rank']) or 'no Python traceback from rank %s' % found['rank']
+    else:
+        error = errors[min(errors)] if errors else last_line(lines)
+    found['error'] = error
     found['cause'] = classify(found['error'])
     found['hint'] = HINTS[found['cause']]
     return found

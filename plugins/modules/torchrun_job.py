@@ -196,6 +196,11 @@ job:
       description: Why it ended (V(exited), V(timed_out), V(stopped)), null while it runs.
       type: str
       returned: when the job exists
+    last_output:
+      description: The last line the job wrote before it ended, timed out or was stopped (before any shutdown output).
+      type: str
+      returned: when the job has ended
+      sample: "ddp_allreduce rank 3 on node1: stops making progress on purpose (--hang-rank)"
     stopped_by:
       description: Who stopped it (for example C(peer node2 failed)).
       type: str
@@ -287,10 +292,23 @@ def tail(path, count):
     return text.splitlines()[-count:]
 
 
+def last_output(path, size):
+    """The last non-empty line the job wrote before it ended or was stopped (not its shutdown noise)."""
+    try:
+        with open(path, 'rb') as handle:
+            handle.seek(max(0, size - 64 * 1024))
+            text = handle.read(min(size, 64 * 1024)).decode('utf-8', 'replace')
+    except (OSError, TypeError):
+        return None
+    return torchrun_log.last_line(text.splitlines()) or None
+
+
 def describe(record, count):
     """The record as returned: with the log's tail and, after a failure, what the log says."""
     record = dict(record)
     record['log_tail'] = tail(record.get('log'), count)
+    if record.get('log_size_at_end') is not None:
+        record['last_output'] = last_output(record['log'], record['log_size_at_end'])
     if record['state'] in ('failed', 'timed_out', 'stopped', 'lost'):
         record['failure'] = torchrun_log.failure('\n'.join(tail(record.get('log'), 400)))
     return record

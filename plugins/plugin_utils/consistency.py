@@ -40,6 +40,7 @@ import marshal
 import operator
 import re
 
+from ansible_collections.torchfleet.cluster.plugins.plugin_utils import cuda_driver
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils.envspec_expect import (
     PACKAGE_PREFIX,
     Expectation,
@@ -53,7 +54,7 @@ REPORT_VERSION = 1
 SOURCE_SPEC = "spec"
 SOURCE_MAJORITY = "majority"
 DEFAULT_IGNORE = ("gpus.*.uuid", "gpus.*.serial", "gpus.*.pci_bus_id")
-DEFAULT_RULES = {"driver": {"min": "majority"}}
+DEFAULT_RULES = {"driver": {"min": "majority"}, "driver_cuda": {"min": "majority"}}
 
 _HASH_LIMIT = 64
 _DIGITS = re.compile(r"(\d+)")
@@ -527,7 +528,7 @@ def build_report(facts_by_host, expected=None, rules=None, ignore=None, use_defa
     expected = _resolve_expected(expected, columns)
     ref = reference_host if reference_host in compared else (compared[0] if compared else None)
     checks = _check_fields(columns, expected, compared, compared.index(ref) if ref else -1, rules) if compared else []
-    drift = [e for check in checks for e in check.entries]
+    drift = [e for check in checks for e in check.entries] + cuda_driver.entries(dict(zip(compared, facts)), rules.ignored)
     per_host = _per_host(hosts, unreachable, failed, drift)
     text, epoch = _timestamp(generated_at)
     consistent = bool(compared) and not drift and not failed

@@ -6,12 +6,13 @@ rank with the same parameters.
     torchrun --nnodes=N --nproc-per-node=P ... ddp_allreduce.py [--fail-rank R] [--hang-rank R]
 
 --fail-rank R makes rank R exit 1 after joining, --hang-rank R makes it stop making progress
-(both to test the launcher). Prints one line per step and rank, and PASS on rank 0.
+(both repeatable, to test the launcher). Prints one line per step and rank, and PASS on rank 0.
 """
 
 import argparse
 import datetime
 import os
+import pwd
 import socket
 import sys
 import time
@@ -26,8 +27,8 @@ def say(rank, text):
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--fail-rank", type=int, default=-1)
-    parser.add_argument("--hang-rank", type=int, default=-1)
+    parser.add_argument("--fail-rank", type=int, action="append", default=[], help="rank that exits 1 (repeatable)")
+    parser.add_argument("--hang-rank", type=int, action="append", default=[], help="rank that hangs (repeatable)")
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds a collective may wait")
     return parser.parse_args(argv)
@@ -42,11 +43,12 @@ def main(argv):
         torch.cuda.set_device(device)
     dist.init_process_group("nccl" if use_cuda else "gloo", timeout=datetime.timedelta(seconds=args.timeout))
     rank, world = dist.get_rank(), dist.get_world_size()
-    say(rank, "joined (world size %d, local rank %d, backend %s)" % (world, local_rank, dist.get_backend()))
-    if rank == args.fail_rank:
+    say(rank, "joined (world size %d, local rank %d, backend %s, user %s)"
+        % (world, local_rank, dist.get_backend(), pwd.getpwuid(os.getuid()).pw_name))
+    if rank in args.fail_rank:
         say(rank, "exits 1 on purpose (--fail-rank)")
         sys.exit(1)
-    if rank == args.hang_rank:
+    if rank in args.hang_rank:
         say(rank, "stops making progress on purpose (--hang-rank)")
         while True:
             time.sleep(60)
