@@ -20,6 +20,9 @@ FIELD = re.compile(r'^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.
 RANK = re.compile(r'^(-?\d+) \(local_rank: (-?\d+)\)')
 EXITCODE = re.compile(r'^(-?\d+)')
 RANK_LINE = re.compile(r'^\[rank(\d+)\]:\s?(.*)$')
+# `torchrun --tee=3` prefixes every line of a worker with its role and local rank: "[default1]:..."
+# (not torch's own "[rankN]:" prefix of a worker's traceback)
+TEE_LINE = re.compile(r'^\[(?!rank\d)([A-Za-z_]+?)(\d+)\]:(.*)$')
 EXCEPTION_LINE = re.compile(r'^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b.*')
 
 # (cause, words in the error text that point to it), first match wins.
@@ -80,11 +83,35 @@ def root_cause(lines):
     }
 
 
+def untee(line):
+    """The line without torchrun's ``--tee`` prefix."""
+    match = TEE_LINE.match(line)
+    return match.group(3) if match else line
+
+
+def last_by_local_rank(lines):
+    """Local rank -> the last non-empty line that worker wrote (``--tee`` output), in local-rank order."""
+    last = {}
+    for line in lines:
+        match = TEE_LINE.match(line)
+        if match and match.group(3).strip():
+            last[int(match.group(2))] = match.group(3).strip()
+    return dict(sorted(last.items()))
+
+
+def last_output(lines):
+    """Where a job stopped making progress: each worker's last line, else the log's last line."""
+    per_rank = last_by_local_rank(lines)
+    if per_rank:
+        return '; '.join('local rank %d: %s' % item for item in per_rank.items())
+    return last_line(lines)
+
+
 def rank_errors(lines):
     """Rank -> the last exception line that rank printed (``[rankN]: ValueError: ...``)."""
     errors = {}
     for line in lines:
-        match = RANK_LINE.match(line)
+        match = RANK_LINE.match(untee(line))
         if match and EXCEPTION_LINE.match(match.group(2).strip()):
             errors[int(match.group(1))] = match.group(2).strip()
     return errors

@@ -197,10 +197,12 @@ job:
       type: str
       returned: when the job exists
     last_output:
-      description: The last line the job wrote before it ended, timed out or was stopped (before any shutdown output).
+      description:
+        - Where the job was when it ended, timed out or was stopped (before any shutdown output) - the last line
+          of each worker (C(local rank N: ...)) when torchrun prefixes them (C(--tee)), else the log's last line.
       type: str
       returned: when the job has ended
-      sample: "ddp_allreduce rank 3 on node1: stops making progress on purpose (--hang-rank)"
+      sample: "local rank 0: step 812 loss 2.31; local rank 1: ddp_allreduce rank 3 on node1: stops making progress"
     stopped_by:
       description: Who stopped it (for example C(peer node2 failed)).
       type: str
@@ -300,7 +302,7 @@ def last_output(path, size):
             text = handle.read(min(size, 64 * 1024)).decode('utf-8', 'replace')
     except (OSError, TypeError):
         return None
-    return torchrun_log.last_line(text.splitlines()) or None
+    return torchrun_log.last_output(text.splitlines()) or None
 
 
 def describe(record, count):
