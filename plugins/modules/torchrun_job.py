@@ -94,7 +94,7 @@ options:
     type: path
   stop_reason:
     description:
-      - Why the job is stopped, recorded as RV(job.stopped_by) (O(state=stopped) and O(replace)).
+      - Why the job is stopped, recorded as C(stopped_by) in RV(job) (O(state=stopped) and O(replace)).
     type: str
     default: stop requested
   state_dir:
@@ -104,7 +104,7 @@ options:
     default: /var/lib/torchfleet/jobs
   log_lines:
     description:
-      - Number of lines from the end of the log returned in RV(job.log_tail).
+      - Number of lines from the end of the log returned in C(log_tail) of RV(job).
     type: int
     default: 40
 attributes:
@@ -199,7 +199,8 @@ job:
     last_output:
       description:
         - Where the job was when it ended, timed out or was stopped (before any shutdown output) - the last line
-          of each worker (C(local rank N: ...)) when torchrun prefixes them (C(--tee)), else the log's last line.
+          of each worker (as C(local rank N) followed by the line) when torchrun prefixes them (C(--tee)), else the
+          log's last line.
       type: str
       returned: when the job has ended
       sample: "local rank 0: step 812 loss 2.31; local rank 1: ddp_allreduce rank 3 on node1: stops making progress"

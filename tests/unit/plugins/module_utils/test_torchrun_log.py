@@ -19,6 +19,7 @@ import pytest
 
 from ansible_collections.torchfleet.cluster.plugins.module_utils import torchrun_log
 
+
 def fixture(name):
     with open(os.path.join(os.path.dirname(__file__), 'fixtures', name)) as handle:
         return handle.read()
