@@ -60,7 +60,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         super(ActionModule, self).run(tmp, task_vars)
         args = plain(dict(self._task.args))
-        if not (args.get('wait') and args.get('peers_dir')) or self._task.check_mode:
+        if not (args.get('wait') and args.get('peers_dir')) or self._play_context.check_mode:
             return self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars)
         host = task_vars['inventory_hostname']
         peers_dir = args['peers_dir']
@@ -68,11 +68,19 @@ class ActionModule(ActionBase):
         status_args = dict(args, state='status', wait=False)
         status_args.pop('peers_dir')
         interval = max(1, int(args.get('poll_interval') or 2))
+        limit = None
         while True:
             result = self._execute_module(module_name=MODULE, module_args=status_args, task_vars=task_vars)
             if result.get('failed') or result.get('unreachable'):
                 return result
             job = result['job']
+            if limit is None and job.get('deadline') and job.get('started'):
+                # the node's supervisor ends the job at its deadline; this bounds a supervisor that does not
+                limit = time.time() + job['deadline'] - job['started'] + int(args.get('stop_grace') or 10) + 60
+            if limit is not None and time.time() > limit and job['state'] == 'running':
+                result.update(failed=True, msg='torchrun_job: job %s on %s still runs past its deadline; its supervisor '
+                                               'does not answer (pid %s)' % (args['name'], host, job.get('supervisor_pid')))
+                return result
             if job['state'] != 'running':
                 if job['state'] in FAILED_STATES:
                     write_marker(peers_dir, host, job)
