@@ -18,8 +18,11 @@ import pytest
 from ansible_collections.torchfleet.cluster.plugins.module_utils import job_supervisor
 
 ENV = {'PATH': '/usr/bin:/bin'}
-# a child in its own session and an orphan, both told by their argv (unique per test)
-SPREAD = 'echo started; setsid sleep 301 & (sleep 302 &); sleep 303'
+# a child in its own session and an orphan, told by their argv: durations unique to this test
+# process, since parallel test workers run the same jobs
+BASE = 100000 + os.getpid() * 3
+SECONDS = [str(BASE + offset) for offset in range(3)]
+SPREAD = 'echo started; setsid sleep %s & (sleep %s &); sleep %s' % tuple(SECONDS)
 
 
 def wait_end(state_dir, name, limit=30):
@@ -40,7 +43,7 @@ def sleepers():
                 argv = handle.read().split(b'\0')
         except OSError:
             continue
-        if argv[:1] == [b'sleep'] and argv[1:2] in ([b'301'], [b'302'], [b'303']):
+        if argv[:1] == [b'sleep'] and argv[1:2] in [[seconds.encode()] for seconds in SECONDS]:
             found.append(int(entry))
     return found
 
@@ -108,7 +111,7 @@ def test_stop_ends_every_process_of_the_job(state_dir):
 def test_replace_stops_the_holder_first(state_dir):
     start(state_dir, 'old', SPREAD)
     time.sleep(0.3)
-    record, replaced = start(state_dir, 'new', 'sleep 303', replace=True)
+    record, replaced = start(state_dir, 'new', 'sleep %s' % SECONDS[2], replace=True)
     assert replaced == 'old'
     old = job_supervisor.status(state_dir, 'old')
     assert (old['state'], old['stopped_by']) == ('stopped', 'replaced by job new')
@@ -123,7 +126,7 @@ def test_a_name_runs_once(state_dir):
 
 
 def test_a_supervisor_that_died_is_reported_lost(state_dir):
-    record, dummy = start(state_dir, 'job', 'sleep 303')
+    record, dummy = start(state_dir, 'job', 'sleep %s' % SECONDS[2])
     os.kill(record['supervisor_pid'], 9)
     time.sleep(0.3)
     assert job_supervisor.status(state_dir, 'job')['state'] == 'lost'
