@@ -85,8 +85,29 @@ def from_proc(proc):
     return gpus, parse_proc_version(proc.get('version'))
 
 
+def cuda_version_string(value):
+    """CUDA version encoded as 1000 * major + 10 * minor (cuDriverGetVersion, NVML) -> '12.4'."""
+    try:
+        value = int(value)
+    except (TypeError, ValueError):
+        return None
+    if value <= 0:
+        return None
+    return '%d.%d' % (value // 1000, (value % 1000) // 10)
+
+
+def cuda_driver(raw, nvml):
+    """Newest CUDA version the driver supports (the "CUDA Version" nvidia-smi prints in its header):
+    libcuda's cuDriverGetVersion, else NVML's nvmlSystemGetCudaDriverVersion."""
+    libcuda = raw.get('libcuda') or {}
+    found = cuda_version_string(libcuda.get('version'))
+    if found is None and isinstance(nvml, dict):
+        found = cuda_version_string(nvml.get('cuda_driver'))
+    return found
+
+
 def summarise(raw):
-    """{'gpus': [...], 'driver': str|None, 'source': 'nvml'|'nvidia-smi'|'proc'|None}.
+    """{'gpus': [...], 'driver': str|None, 'cuda_driver': str|None, 'source': 'nvml'|'nvidia-smi'|'proc'|None}.
 
     No source at all (a CPU node) is not an error: no GPUs and no driver.
     """
@@ -106,4 +127,4 @@ def summarise(raw):
         source = 'proc'
     else:
         gpus, driver, source = [], None, None
-    return {'gpus': gpus, 'driver': driver or proc_driver, 'source': source}
+    return {'gpus': gpus, 'driver': driver or proc_driver, 'cuda_driver': cuda_driver(raw, nvml), 'source': source}

@@ -69,7 +69,11 @@ def nvml_query():
             gpus.append({"name": text(pynvml.nvmlDeviceGetName(handle)),
                          "uuid": text(pynvml.nvmlDeviceGetUUID(handle)),
                          "capability": capability})
-        return {"driver": text(pynvml.nvmlSystemGetDriverVersion()), "gpus": gpus}
+        try:
+            cuda_driver = int(pynvml.nvmlSystemGetCudaDriverVersion())
+        except Exception:
+            cuda_driver = None
+        return {"driver": text(pynvml.nvmlSystemGetDriverVersion()), "gpus": gpus, "cuda_driver": cuda_driver}
     finally:
         pynvml.nvmlShutdown()
 
@@ -143,6 +147,24 @@ def proc_driver(base="/proc/driver/nvidia"):
     return {"version": read_text(os.path.join(base, "version")), "gpus": gpus}
 
 
+def libcuda_version():
+    """cuDriverGetVersion of libcuda.so.1 (1000 * major + 10 * minor); it does not initialise CUDA."""
+    import ctypes
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        version = ctypes.c_int(0)
+        rc = lib.cuDriverGetVersion(ctypes.byref(version))
+    except Exception as exc:
+        return {"version": None, "error": error_text(exc)}
+    if rc != 0:
+        return {"version": None, "error": "cuDriverGetVersion returned CUresult %d" % rc}
+    return {"version": int(version.value), "error": None}
+
+
+def driver_present():
+    return os.path.isdir("/proc/driver/nvidia") or find_smi() is not None
+
+
 class GpuQuery(object):
     """NVML when pynvml imports, else nvidia-smi; /proc is read in any case."""
 
@@ -175,7 +197,8 @@ class GpuQuery(object):
             self.smi_error = error_text(exc)
 
     def finish(self):
-        out = {"nvml": None, "nvidia_smi": None, "proc": proc_driver()}
+        out = {"nvml": None, "nvidia_smi": None, "proc": proc_driver(),
+               "libcuda": libcuda_version() if driver_present() else None}
         if self.nvml is not None:
             self.nvml.join(self.timeout)
             out["nvml"] = self.nvml.result or {"error": "NVML query timed out"}
@@ -344,8 +367,12 @@ def collect(options):
         doc["torch_error"] = error_text(exc)
     timings["import_torch"] = time.time() - mark
     mark = time.time()
+    probe_cuda = options.get("probe_cuda")
+    if probe_cuda is None:
+        # auto: measure CUDA wherever a CUDA build of torch meets an NVIDIA driver or GPU
+        probe_cuda = torch is not None and bool(getattr(torch.version, "cuda", None)) and driver_present()
     if torch is not None:
-        doc["torch"] = torch_facts(torch, bool(options.get("probe_cuda")))
+        doc["torch"] = torch_facts(torch, bool(probe_cuda))
     timings["torch_facts"] = time.time() - mark
     mark = time.time()
     doc["conda"] = conda_meta(sys.prefix)
@@ -380,8 +407,11 @@ class ProbeError(Exception):
 
 
 def probe_command(python, probe_cuda=False, gpu_timeout=20, timeout_bin=None, timeout=None):
-    """The argv that runs the probe once; ``timeout_bin`` wraps it in coreutils timeout."""
-    options = json.dumps({'probe_cuda': bool(probe_cuda), 'gpu_timeout': gpu_timeout}, sort_keys=True)
+    """The argv that runs the probe once; ``timeout_bin`` wraps it in coreutils timeout.
+
+    ``probe_cuda=None`` lets the probe decide (a CUDA build of torch on a node with a driver)."""
+    options = json.dumps({'probe_cuda': None if probe_cuda is None else bool(probe_cuda),
+                          'gpu_timeout': gpu_timeout}, sort_keys=True)
     argv = [python, '-I', '-c', PROBE, options]
     if timeout_bin and timeout:
         argv = [timeout_bin, '--kill-after=5', str(int(timeout))] + argv
@@ -575,7 +605,7 @@ def null_facts(python):
     """The facts' shape with every value unknown (``ignore_missing``)."""
     return {
         'version': None, 'cuda': None, 'cudnn': None, 'nccl': None,
-        'cuda_available': None, 'gpu_count': None, 'gpus': None, 'driver': None, 'python': None,
+        'cuda_available': None, 'gpu_count': None, 'gpus': None, 'driver': None, 'driver_cuda': None, 'python': None,
         'distributed': {'available': None, 'gloo': None, 'nccl': None, 'mpi': None},
         'env': {'name': env_name(python), 'prefix': None, 'spec_sha256': None,
                 'packages_sha256': None, 'packages': None, 'builds': None, 'duplicates': None,
@@ -607,6 +637,7 @@ def build_facts(python, doc):
         'nccl': nccl_version_string(torch.get('nccl')),
         'python': doc.get('python'),
         'driver': gpu['driver'],
+        'driver_cuda': gpu['cuda_driver'],
         'distributed': torch.get('distributed') or facts['distributed'],
         'env': env_facts(python, doc),
     })

@@ -23,7 +23,10 @@ description:
     is importable in the environment, otherwise from
     C(nvidia-smi --query-gpu=name,compute_cap,uuid,driver_version --format=csv,noheader),
     otherwise from C(/proc/driver/nvidia). The probe starts that query before importing torch
-    so that it costs no extra time. CUDA is not initialised unless O(probe_cuda=true).
+    so that it costs no extra time. Where an NVIDIA driver is present, C(cuDriverGetVersion) of
+    C(libcuda.so.1) (which does not initialise CUDA) gives the newest CUDA version the driver supports.
+  - By default CUDA is initialised (see O(probe_cuda)) wherever a CUDA build of torch meets an NVIDIA
+    driver, so C(cuda_available) is measured, not inferred.
   - A node without GPUs or without an NVIDIA driver is not an error.
   - The environment fingerprint is the package list of C(<prefix>/conda-meta/*.json) records
     merged with the Python distributions found on the interpreter's C(sys.path), and the build
@@ -43,10 +46,12 @@ options:
         C(torch.cuda.is_available()), C(torch.cuda.device_count()) and
         C(torch.cuda.get_device_properties()).
       - Slower (seconds on a multi-GPU node), but proves that this torch build works with this driver.
-      - When V(false), C(cuda_available) is V(true) for a CUDA build of torch on a node whose driver
-        lists at least one GPU.
+      - Unset (the default), the probe does it when torch is a CUDA build and the node has an NVIDIA driver
+        (C(/proc/driver/nvidia) or C(nvidia-smi)); on a CPU build or a node without a driver,
+        C(cuda_available) is V(false) without initialising anything.
+      - When V(false), C(cuda_available) is inferred - V(true) for a CUDA build of torch on a node whose
+        driver lists at least one GPU.
     type: bool
-    default: false
   ignore_missing:
     description:
       - When the interpreter is missing, torch cannot be imported, or the probe fails, return the
@@ -188,6 +193,14 @@ ansible_facts:
           returned: always
           type: str
           sample: 570.124.06
+        driver_cuda:
+          description:
+            - Newest CUDA version the driver supports (the C(CUDA Version) in the header of C(nvidia-smi)), from
+              C(cuDriverGetVersion) of C(libcuda.so.1), else NVML's C(nvmlSystemGetCudaDriverVersion); null
+              without a driver.
+          returned: always
+          type: str
+          sample: "12.8"
         python:
           description: Python version of the environment (C(platform.python_version())).
           returned: always
@@ -381,7 +394,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             python=dict(type='path', required=True),
-            probe_cuda=dict(type='bool', default=False),
+            probe_cuda=dict(type='bool'),
             ignore_missing=dict(type='bool', default=False),
             timeout=dict(type='int', default=120),
         ),

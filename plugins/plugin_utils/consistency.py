@@ -49,6 +49,7 @@ import operator
 import re
 
 from ansible_collections.torchfleet.cluster.plugins.module_utils import pipmix
+from ansible_collections.torchfleet.cluster.plugins.plugin_utils import cuda_driver
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils.envspec_expect import (
     PACKAGE_PREFIX,
     Expectation,
@@ -69,7 +70,7 @@ PROVENANCE_FIELDS = ("env.stamp.collection_version", "env.stamp.spec_file")
 BUILD_STRING_FIELDS = ("env.builds.*", "env.packages_sha256")
 # Facts the engine reads per host instead of comparing them across hosts.
 PER_HOST_FACTS = ("build_changes", "duplicates")
-DEFAULT_RULES = {"driver": {"min": "majority"}}
+DEFAULT_RULES = {"driver": {"min": "majority"}, "driver_cuda": {"min": "majority"}}
 
 _HASH_LIMIT = 64
 _DIGITS = re.compile(r"(\d+)")
@@ -635,7 +636,7 @@ def build_report(facts_by_host, expected=None, rules=None, ignore=None, use_defa
     expected = _resolve_expected(expected, columns)
     ref = reference_host if reference_host in compared else (compared[0] if compared else None)
     checks = _check_fields(columns, expected, compared, compared.index(ref) if ref else -1, rules) if compared else []
-    drift = [e for check in checks for e in check.entries]
+    drift = [e for check in checks for e in check.entries] + cuda_driver.entries(dict(zip(compared, facts)), rules.ignored)
     reported = {(e["field"], h) for e in drift for h in e["hosts"]}
     build_drift, unrecorded = _build_entries(own, compared, reported, compare_builds)
     drift.extend(build_drift)

@@ -1,9 +1,13 @@
 #!/usr/bin/env python
-"""Multi-node torch.distributed smoke test, one process per node (torchfleet.cluster).
+"""Multi-node torch.distributed smoke test, several processes per node (torchfleet.cluster).
 
-Run the same command on every node at about the same time, with its own --rank:
+Run the same command on every node at about the same time, with its own node rank:
 
-    python torchfleet_smoke.py --rank R --world-size W --master-addr ADDR
+    python torchfleet_smoke.py --rank R --world-size W --master-addr ADDR --procs-per-node P
+
+With P > 1 the node's process starts P rank processes (global ranks R*P .. R*P+P-1 of a world
+of W*P), so the collectives run between processes of one node and between nodes, and prints
+one report for the node: the first failing rank's phases, else those of its first rank.
 
 Phases: resolve the master's address; torch RPC over TensorPipe (rank 0 calls
 add_tensors on every other worker with rpc_sync, rendezvous on --rpc-port); DDP
@@ -22,6 +26,7 @@ import json
 import os
 import platform
 import socket
+import subprocess
 import sys
 import signal
 import threading
@@ -186,7 +191,7 @@ def phase_ddp(args, torch):
     from torch.nn.parallel import DistributedDataParallel
     backend = pick_backend(args, torch)
     RESULT["backend"] = backend
-    device = torch.device("cuda", 0) if backend == "nccl" else torch.device("cpu")
+    device = torch.device("cuda", args.local_rank) if backend == "nccl" else torch.device("cpu")
     with Phase("ddp", args.phase_timeout) as phase:
         os.environ["MASTER_ADDR"] = args.master_addr
         os.environ["MASTER_PORT"] = str(args.ddp_port)
@@ -204,7 +209,7 @@ def phase_ddp(args, torch):
         torch.manual_seed(0)
         model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1)).to(device)
         initial = torch.cat([p.detach().flatten() for p in model.parameters()]).clone()
-        ddp = DistributedDataParallel(model, device_ids=[0] if backend == "nccl" else None)
+        ddp = DistributedDataParallel(model, device_ids=[args.local_rank] if backend == "nccl" else None)
         RESULT["loss"] = train_steps(torch, ddp, device, args.rank, args.steps)
 
         phase.step = "all_gather of the parameters"
@@ -234,6 +239,51 @@ def probe():
     }, sort_keys=True))
 
 
+def children_of(pid):
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/stat" % entry) as handle:
+                if entry.isdigit() and int(handle.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def rank_argv(args, argv, local):
+    """The command line of one rank process of this node."""
+    keep = [a for a in argv if not a.startswith(("--rank", "--world-size", "--procs-per-node", "--pidfile"))]
+    return [sys.executable, os.path.abspath(__file__)] + keep + [
+        "--rank=%d" % (args.rank * args.procs_per_node + local),
+        "--world-size=%d" % (args.world_size * args.procs_per_node), "--local-rank=%d" % local]
+
+
+def run_node(args, argv):
+    """Start this node's rank processes, wait for all, print one report for the node."""
+    procs = [subprocess.Popen(rank_argv(args, argv, local), stdout=subprocess.PIPE, universal_newlines=True)
+             for local in range(args.procs_per_node)]
+    reports = []
+    for local, proc in enumerate(procs):
+        out, dummy = proc.communicate()
+        lines = [line for line in out.splitlines() if line.startswith("{")]
+        try:
+            reports.append(json.loads(lines[-1]))
+        except (IndexError, ValueError):
+            reports.append({"ok": False, "rank": args.rank * args.procs_per_node + local, "phases": [],
+                            "detail": "rank process exited %s without a report" % proc.returncode})
+    failed = [report for report in reports if not report.get("ok")]
+    node = dict(failed[0] if failed else reports[0])
+    node.update(ok=not failed, rank=args.rank, ranks=[report.get("rank") for report in reports],
+                failed_rank=failed[0].get("rank") if failed else None,
+                procs_per_node=args.procs_per_node,
+                seconds=round(time.monotonic() - START, 3), uid=os.geteuid())
+    if failed and not node.get("phases"):
+        node["detail"] = "rank %s: %s" % (failed[0].get("rank"), failed[0].get("detail"))
+    sys.stdout.write(json.dumps(node, sort_keys=True) + "\n")
+    return 0 if not failed else 1
+
+
 def kill_stray(pidfile):
     """Stop a smoke process left by an earlier or failed run (only if it is one)."""
     try:
@@ -246,6 +296,9 @@ def kill_stray(pidfile):
         pid = None
     killed = bool(pid) and os.path.basename(__file__) in cmdline and "--pidfile" in cmdline
     if killed:
+        # the node's rank processes are its children: end them with it
+        for child in children_of(pid):
+            os.kill(child, signal.SIGKILL)
         os.kill(pid, signal.SIGKILL)
     if os.path.exists(pidfile):
         os.unlink(pidfile)
@@ -264,6 +317,9 @@ def parse_args(argv):
     parser.add_argument("--phase-timeout", type=float, default=60.0)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--pidfile", default="")
+    parser.add_argument("--procs-per-node", type=int, default=1,
+                        help="rank processes this node starts; --rank and --world-size count nodes then")
+    parser.add_argument("--local-rank", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--kill", metavar="PIDFILE", help="stop the smoke process recorded in PIDFILE and exit")
     return parser.parse_args(argv)
 
@@ -281,6 +337,8 @@ def main(argv):
     if args.pidfile:
         with open(args.pidfile, "w") as handle:
             handle.write("%d\n" % os.getpid())
+    if args.procs_per_node > 1:
+        return run_node(args, argv)
     RESULT["rank"] = args.rank
     with Phase("import", args.phase_timeout) as phase:
         phase.step = "import torch"

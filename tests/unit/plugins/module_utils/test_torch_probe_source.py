@@ -10,6 +10,7 @@ __metaclass__ = type
 
 import importlib.machinery
 import json
+import os
 import stat
 import subprocess
 import sys
@@ -187,6 +188,8 @@ def fake_pynvml(fail=False):
     module.nvmlDeviceGetUUID = lambda handle: 'GPU-%d' % handle
     module.nvmlDeviceGetCudaComputeCapability = lambda handle: (9, 0)
     module.nvmlSystemGetDriverVersion = lambda: '570.124.06'
+    # nvmlSystemGetCudaDriverVersion: CUDA version as 1000 * major + 10 * minor (NVML API reference)
+    module.nvmlSystemGetCudaDriverVersion = lambda: 12080
     return module
 
 
@@ -194,7 +197,7 @@ def test_gpu_query_through_nvml(probe, fake_path, monkeypatch):
     monkeypatch.setitem(sys.modules, 'pynvml', fake_pynvml())
     write(fake_path / 'nvidia-smi', '#!/bin/sh\nexit 99\n', stat.S_IRWXU)
     out = gpu_query(probe)
-    assert out['nvml'] == {'driver': '570.124.06', 'gpus': [
+    assert out['nvml'] == {'driver': '570.124.06', 'cuda_driver': 12080, 'gpus': [
         {'name': 'NVIDIA H200', 'uuid': 'GPU-0', 'capability': [9, 0]},
         {'name': 'NVIDIA H200', 'uuid': 'GPU-1', 'capability': [9, 0]}]}
     assert out['nvidia_smi'] is None  # not run when NVML answered
@@ -303,3 +306,20 @@ def test_main_reports_its_own_crash_as_json(tmp_path):
     assert rc == 0
     assert doc['fatal'].startswith(('JSONDecodeError', 'ValueError'))
     assert 'Traceback' in doc['traceback']
+
+
+@pytest.mark.skipif(os.path.isdir('/proc/driver/nvidia'), reason='this machine has an NVIDIA driver')
+@pytest.mark.parametrize('smi, measured', [(SMI_OK, True), (None, False)], ids=['driver present', 'no driver'])
+def test_unset_probe_cuda_measures_wherever_a_cuda_build_meets_a_driver(tmp_path, smi, measured):
+    rc, stdout, dummy = run_probe_main(tmp_path, FAKE_CUDA_TORCH, '{"probe_cuda": null, "gpu_timeout": 10}', smi)
+    doc = torch_probe.parse_output(stdout)
+    assert rc == 0
+    assert (doc['torch']['cuda_probe'] is not None) is measured
+    facts = torch_probe.build_facts('/opt/miniconda3/envs/train/bin/python', doc)
+    assert facts['cuda_available'] is measured
+    if measured:
+        # a driver but no libcuda.so.1 on this machine: asked, and the failure kept
+        assert doc['gpu']['libcuda']['version'] is None and 'libcuda' in doc['gpu']['libcuda']['error']
+        assert facts['driver_cuda'] is None
+    else:
+        assert doc['gpu']['libcuda'] is None

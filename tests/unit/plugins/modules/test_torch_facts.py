@@ -151,7 +151,7 @@ def test_probe_runs_once_in_the_env_interpreter(node, tmp_path):
 def test_short_timeout_bounds_the_gpu_query(node, tmp_path):
     node.run = rec.recorded('venv_torch_2_13_cpu')
     run_module({'python': interpreter(tmp_path), 'timeout': 5})
-    assert node.calls[0][0][-1] == '{"gpu_timeout": 5, "probe_cuda": false}'
+    assert node.calls[0][0][-1] == '{"gpu_timeout": 5, "probe_cuda": null}'  # unset: the probe decides
 
 
 def test_without_coreutils_timeout_python_runs_directly(node, tmp_path):

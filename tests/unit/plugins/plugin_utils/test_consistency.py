@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.plugin_utils import consistency
+from ansible_collections.torchfleet.cluster.plugins.plugin_utils import consistency, cuda_driver
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils.consistency import build_report
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.plugin_utils.fleet import (
     DELETE, SPEC_SHA, UNREACHABLE, base_facts, fleet,
@@ -95,7 +95,8 @@ GPU_CASES = [
     ([], {}, []),
     ([(2, "gpus.3.name", "NVIDIA H100")], {}, [("gpus.3.name", "majority", "NVIDIA H200", False, {"node2": "NVIDIA H100"})]),
     ([(1, "driver", "580.65.06")], {}, []),
-    ([(1, "driver", "535.104.05")], {}, [("driver", "majority", ">=570.124.06", False, {"node1": "535.104.05"})]),
+    ([(1, "driver", "535.104.05")], {}, [("driver", "majority", ">=570.124.06", False, {"node1": "535.104.05"}),
+                                         ("cuda_driver", "spec", ">=570.26 (CUDA 12.8)", False, {"node1": "535.104.05 (CUDA 12.8)"})]),
     ([(1, "gpu_count", 7), (1, "gpus", [{"name": "NVIDIA H200", "capability": "9.0", "uuid": "x"}] * 7)], {},
      [("gpu_count", "majority", 8, False, {"node1": 7}), ("gpus.7.capability", "majority", "9.0", False, {"node1": None}),
       ("gpus.7.name", "majority", "NVIDIA H200", False, {"node1": None})]),
@@ -267,7 +268,18 @@ def reference_drift(facts, expected=None, gpus=0, reference=None):
         others = [h for h in hosts if h not in spec_bad and _key(values[h]) != majority]
         if others:
             out.append((field, "majority", majority[1], tie, {h: values[h] for h in others}))
-    return out
+    return out + reference_cuda_driver(facts, hosts)
+
+
+def reference_cuda_driver(facts, hosts):
+    """The driver/CUDA rule done by hand: one entry per CUDA version whose driver floor a node misses."""
+    low = {}
+    for host in hosts:
+        cuda, driver = facts[host].get("cuda"), facts[host].get("driver")
+        floor = cuda_driver.MIN_DRIVER.get(".".join(str(cuda).split(".")[:2])) if cuda and driver else None
+        if floor and [int(p) for p in driver.split(".")] < [int(p) for p in floor.split(".")]:
+            low.setdefault(f">={floor} (CUDA {cuda})", {})[host] = f"{driver} (CUDA {cuda})"
+    return [("cuda_driver", "spec", expected, False, bad) for expected, bad in low.items()]
 
 
 def random_fleet(seed):

@@ -1,0 +1,97 @@
+# Copyright: torchfleet developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Wait for a job across the nodes of one run: the first node whose job fails tells the
+others, through a file in ``peers_dir`` on the controller, and they stop theirs.
+
+Every host's task polls its own node (the module with ``state=status``); the hosts run in
+parallel forks, so the controller directory is what they share. Without ``wait`` and
+``peers_dir`` the module runs unchanged. Documentation: plugins/modules/torchrun_job.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from ansible.plugins.action import ActionBase
+
+MODULE = 'torchfleet.cluster.torchrun_job'
+FAILED_STATES = ('failed', 'timed_out', 'lost')
+
+
+def plain(value):
+    """Plain Python data from Ansible's (possibly tagged) containers."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+def write_marker(peers_dir, host, job):
+    """Tell the other hosts that this host's job failed (one file per host, written whole)."""
+    path = os.path.join(peers_dir, '%s.json' % host)
+    temp = '%s.%d.tmp' % (path, os.getpid())
+    with open(temp, 'w') as handle:
+        json.dump({'host': host, 'state': job.get('state'), 'ended': job.get('ended'), 'rc': job.get('rc'),
+                   'failure': job.get('failure')}, handle, sort_keys=True)
+    os.rename(temp, path)
+
+
+def failed_peers(peers_dir, host):
+    """Markers of the other hosts, earliest end first."""
+    peers = []
+    for entry in sorted(os.listdir(peers_dir)):
+        if not entry.endswith('.json') or entry == '%s.json' % host:
+            continue
+        try:
+            with open(os.path.join(peers_dir, entry)) as handle:
+                peers.append(json.load(handle))
+        except (OSError, ValueError):
+            continue
+    return sorted(peers, key=lambda peer: peer.get('ended') or 0)
+
+
+class ActionModule(ActionBase):
+
+    def run(self, tmp=None, task_vars=None):
+        super(ActionModule, self).run(tmp, task_vars)
+        args = plain(dict(self._task.args))
+        if not (args.get('wait') and args.get('peers_dir')) or self._play_context.check_mode:
+            return self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars)
+        host = task_vars['inventory_hostname']
+        peers_dir = args['peers_dir']
+        os.makedirs(peers_dir, exist_ok=True)
+        status_args = dict(args, state='status', wait=False)
+        status_args.pop('peers_dir')
+        interval = max(1, int(args.get('poll_interval') or 2))
+        limit = None
+        while True:
+            result = self._execute_module(module_name=MODULE, module_args=status_args, task_vars=task_vars)
+            if result.get('failed') or result.get('unreachable'):
+                return result
+            job = result['job']
+            if limit is None and job.get('deadline') and job.get('started'):
+                # the node's supervisor ends the job at its deadline; this bounds a supervisor that does not
+                limit = time.time() + job['deadline'] - job['started'] + int(args.get('stop_grace') or 10) + 60
+            if limit is not None and time.time() > limit and job['state'] == 'running':
+                result.update(failed=True, msg='torchrun_job: job %s on %s still runs past its deadline; its supervisor '
+                                               'does not answer (pid %s)' % (args['name'], host, job.get('supervisor_pid')))
+                return result
+            if job['state'] != 'running':
+                if job['state'] in FAILED_STATES:
+                    write_marker(peers_dir, host, job)
+                return result
+            peers = failed_peers(peers_dir, host)
+            if peers:
+                first = peers[0]
+                reason = 'peer %s %s first' % (first['host'], first['state'])
+                stop_args = dict(status_args, state='stopped', stop_reason=reason)
+                result = self._execute_module(module_name=MODULE, module_args=stop_args, task_vars=task_vars)
+                result['changed'] = False
+                result['stopped_for'] = first
+                return result
+            time.sleep(interval)
