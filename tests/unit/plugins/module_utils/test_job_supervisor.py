@@ -53,6 +53,12 @@ def state_dir(tmp_path):
     path = tmp_path / 'jobs'
     path.mkdir()
     yield str(path)
+    # stop through the supervisor first: a job started just before the teardown may not have
+    # exec'd its sleeps yet, and would leak them into the next test
+    running = job_supervisor.current_job(str(path))
+    if running:
+        with job_supervisor.Lock(str(path)):
+            job_supervisor.stop(str(path), running, 1, by='teardown')
     for pid in sleepers():
         os.kill(pid, 9)
 
