@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: torchrun_job
 short_description: Start, watch and stop a detached training job (torchrun) on a node as an unprivileged user
-version_added: 0.3.0
+version_added: 0.1.0
 author:
   - torchfleet developers (@torchfleet)
 description:

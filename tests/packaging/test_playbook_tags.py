@@ -20,6 +20,8 @@ CASES = [
     ("playbooks/site.yml", "ssh_mesh", "torchfleet.cluster.ssh_mesh"),
     ("playbooks/site.yml", "firewall", "torchfleet.cluster.firewall"),
     ("playbooks/site.yml", "consistency", "torchfleet.cluster.drift_audit"),
+    ("playbooks/site.yml", "launch", "torchfleet.cluster.launch"),
+    ("playbooks/launch.yml", "launch", "torchfleet.cluster.launch"),
     ("site.yml", "firewall", "torchfleet.cluster.firewall"),
     ("playbooks/audit.yml", "audit", "torchfleet.cluster.drift_audit"),
     ("playbooks/smoke.yml", "smoke", "torchfleet.cluster.smoke"),
@@ -51,5 +53,5 @@ def test_tag_selects_the_role_alone(playbook, tag, role):
 
 def test_every_task_of_site_carries_a_role_tag():
     untagged = [(r, name) for r, name, tags in listed_tasks("playbooks/site.yml")
-                if not tags & {"miniconda", "conda_env", "ssh_mesh", "firewall", "consistency", "always"}]
+                if not tags & {"miniconda", "conda_env", "ssh_mesh", "firewall", "launch", "consistency", "always"}]
     assert untagged == []
