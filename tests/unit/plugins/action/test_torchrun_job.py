@@ -68,5 +68,7 @@ def test_without_peers_dir_or_in_check_mode_the_module_runs_as_is(tmp_path):
     calls = []
     run('node0', {'name': 'run', 'state': 'stopped'}, [STOPPED], calls)
     run('node0', {'name': 'run', 'wait': True, 'peers_dir': str(tmp_path)}, [RUNNING], calls, check_mode=True)
-    assert [call[1] for call in calls] == [{'name': 'run', 'state': 'stopped'},
-                                          {'name': 'run', 'wait': True, 'peers_dir': str(tmp_path)}]
+    assert [call[1] for call in calls] == [
+        {'name': 'run', 'state': 'stopped'},
+        {'name': 'run', 'wait': True, 'peers_dir': str(tmp_path)},
+    ]
