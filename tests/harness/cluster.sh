@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Local test clusters: Debian bookworm podman containers that Ansible reaches over real SSH.
 #
-#   cluster.sh up NAME N [--outsider] [--systemd] [--privileged] [--wheelhouse DIR] [--inventory FILE] [--molecule-config FILE]
+#   cluster.sh up NAME N [--outsider] [--systemd] [--privileged] [--mount DIR]... [--wheelhouse DIR] [--inventory FILE] [--molecule-config FILE]
 #   cluster.sh down NAME
 #   cluster.sh ips NAME
 #
 # Nodes are tf-NAME-node0..N-1 (hostnames node0..), on the dual-stack (IPv4 + IPv6) podman
 # network torchfleet-NAME, reachable from each other by name. `up` reuses running nodes and
 # prints the inventory path. --systemd: systemd is PID 1 of each node (image variant systemd).
-# --privileged: the nodes' /proc/sys is writable (sysctl per network namespace).
+# --privileged: the nodes' /proc/sys is writable (sysctl per network namespace). --mount DIR:
+# DIR of this machine read-only at the same path in each node (a controller's tools for the
+# drift audit schedule, which runs ansible-playbook on the node).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -139,6 +141,8 @@ cmd_up() {
       --outsider) outsider=true ;;
       --systemd) variant=systemd; run_options+=" --systemd=always" ;;
       --privileged) run_options+=" --privileged" ;;
+      --mount) run_options+=" -v $(cd "$2" && pwd):$(cd "$2" && pwd):ro"; shift ;;
+      --mount=*) run_options+=" -v $(cd "${1#--mount=}" && pwd):$(cd "${1#--mount=}" && pwd):ro" ;;
       --wheelhouse) wheelhouse=$(cd "$2" && pwd); shift ;;
       --inventory) inventory=$2; shift ;;
       --molecule-config) molecule_config=$2; shift ;;
@@ -182,7 +186,7 @@ cmd_down() {
   local cluster=$1
   require_podman
   local ids; mapfile -t ids < <(podman ps -aq --filter label=org.torchfleet.cluster="$cluster")
-  [ ${#ids[@]} -eq 0 ] || podman rm -f "${ids[@]}" >/dev/null
+  [ ${#ids[@]} -eq 0 ] || podman rm -f -t 0 "${ids[@]}" >/dev/null   # disposable: no graceful stop
   ! podman network exists "$(network_name "$cluster")" || podman network rm -f "$(network_name "$cluster")" >/dev/null
   rm -rf "$(state_dir "$cluster")"
   log "cluster '$cluster' removed"
@@ -196,7 +200,7 @@ cmd_ips() {
 }
 
 case ${1:-} in
-  up) [ $# -ge 3 ] || die "usage: cluster.sh up NAME N [--outsider] [--systemd] [--privileged] [--wheelhouse DIR] [--inventory FILE] [--molecule-config FILE]"; shift; cmd_up "$@" ;;
+  up) [ $# -ge 3 ] || die "usage: cluster.sh up NAME N [--outsider] [--systemd] [--privileged] [--mount DIR]... [--wheelhouse DIR] [--inventory FILE] [--molecule-config FILE]"; shift; cmd_up "$@" ;;
   down) [ $# -eq 2 ] || die "usage: cluster.sh down NAME"; cmd_down "$2" ;;
   ips) [ $# -eq 2 ] || die "usage: cluster.sh ips NAME"; cmd_ips "$2" ;;
   *) die "usage: cluster.sh up|down|ips NAME ..." ;;
