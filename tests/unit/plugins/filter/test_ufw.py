@@ -26,25 +26,25 @@ BASE = {"admin": ["10.89.1.1"], "members": ["10.89.1.2", "fd42::2"], "ssh_ports"
         "cluster_ports": ["29500", "40000:40999"], "open_ports": [], "input_policy": "drop", "blocked_action": "drop"}
 
 WANTED = [
+    # one multiport rule per member, ports sorted as ufw prints them (`ufw show added`, 0.36.2)
     (BASE, [
         "ufw allow from 10.89.1.1 to any port 22 proto tcp comment 'torchfleet ssh'",
-        "ufw allow from 10.89.1.2 to any port 22 proto tcp comment 'torchfleet ssh'",
-        "ufw allow from fd42::2 to any port 22 proto tcp comment 'torchfleet ssh'",
-        "ufw allow from 10.89.1.2 to any port 29500 proto tcp comment 'torchfleet cluster'",
-        "ufw allow from 10.89.1.2 to any port 40000:40999 proto tcp comment 'torchfleet cluster'",
-        "ufw allow from fd42::2 to any port 29500 proto tcp comment 'torchfleet cluster'",
-        "ufw allow from fd42::2 to any port 40000:40999 proto tcp comment 'torchfleet cluster'"]),
-    # an admin that is also a member gets one SSH rule; open ports to sources and to anyone
-    (dict(BASE, admin=["10.89.1.2"], members=["10.89.1.2"], cluster_ports=["29500"],
+        "ufw allow from 10.89.1.2 to any port 22,29500,40000:40999 proto tcp comment 'torchfleet cluster'",
+        "ufw allow from fd42::2 to any port 22,29500,40000:40999 proto tcp comment 'torchfleet cluster'"]),
+    # an admin that is also a member needs no SSH rule of its own; open ports to sources and to anyone
+    (dict(BASE, admin=["10.89.1.2"], members=["10.89.1.2"], cluster_ports=["29500", "12355"],
           open_ports=[{"port": 9100, "sources": ["192.0.2.0/24"]}, {"port": "8000-8100", "proto": "udp"}]), [
-        "ufw allow from 10.89.1.2 to any port 22 proto tcp comment 'torchfleet ssh'",
-        "ufw allow from 10.89.1.2 to any port 29500 proto tcp comment 'torchfleet cluster'",
+        "ufw allow from 10.89.1.2 to any port 22,12355,29500 proto tcp comment 'torchfleet cluster'",
         "ufw allow from 192.0.2.0/24 to any port 9100 proto tcp comment 'torchfleet open'",
         "ufw allow 8000:8100/udp comment 'torchfleet open'"]),
+    # ufw takes at most 15 ports per rule, a range counting two: longer lists are split
+    (dict(BASE, admin=[], members=["10.0.0.1"], cluster_ports=[str(port) for port in range(29500, 29514)] + ["40000:40999"]), [
+        "ufw allow from 10.0.0.1 to any port " + ",".join(["22"] + [str(port) for port in range(29500, 29514)])
+        + " proto tcp comment 'torchfleet cluster'",
+        "ufw allow from 10.0.0.1 to any port 40000:40999 proto tcp comment 'torchfleet cluster'"]),
     # input policy accept: the ports are refused to everyone else, after the allows
     (dict(BASE, admin=[], members=["10.89.1.2"], cluster_ports=["29500"], input_policy="accept", blocked_action="reject"), [
-        "ufw allow from 10.89.1.2 to any port 22 proto tcp comment 'torchfleet ssh'",
-        "ufw allow from 10.89.1.2 to any port 29500 proto tcp comment 'torchfleet cluster'",
+        "ufw allow from 10.89.1.2 to any port 22,29500 proto tcp comment 'torchfleet cluster'",
         "ufw reject 22/tcp comment 'torchfleet refuse'",
         "ufw reject 29500/tcp comment 'torchfleet refuse'"]),
 ]
