@@ -73,7 +73,7 @@ def usable_addresses(addresses):
     result = []
     for entry in _as_list(addresses):
         try:
-            address = ipaddress.ip_address(str(entry).split("%")[0])
+            address = ipaddress.ip_address(str(entry).split("%", maxsplit=1)[0])
         except ValueError:
             continue
         if address.is_loopback or address.is_link_local or address.is_multicast or address.is_unspecified:
@@ -101,7 +101,7 @@ def ip_family(entries, version):
 def ip_admits(networks, address):
     """Whether ``address`` lies in one of ``networks``."""
     try:
-        client = ipaddress.ip_address(str(address).split("%")[0])
+        client = ipaddress.ip_address(str(address).split("%", maxsplit=1)[0])
     except ValueError:
         return False
     return any(client in ipaddress.ip_network(entry) for entry in ip_networks(networks)
@@ -132,8 +132,8 @@ def member_addresses(members, hostvars):
 
 def _split_endpoint(endpoint):
     """('10.0.0.1', 22) from '10.0.0.1:22' or '[fd42::1]:22' as ss prints them."""
-    host, _, port = endpoint.rpartition(":")
-    return host.strip("[]").split("%")[0], int(port) if port.isdigit() else None
+    host, dummy, port = endpoint.rpartition(":")
+    return host.strip("[]").split("%", maxsplit=1)[0], int(port) if port.isdigit() else None
 
 
 def ss_peers(stdout, ports):

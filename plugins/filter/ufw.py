@@ -42,18 +42,37 @@ def _lines(rules):
     return lines
 
 
+def _port_start(port):
+    return int(str(port).replace("-", ":").split(":", maxsplit=1)[0])
+
+
+def _port_lists(ports):
+    """Ports sorted as ufw prints them, in comma lists of at most 15 slots (a range takes two)."""
+    lists, current, slots = [], [], 0
+    for port in sorted(dict.fromkeys(str(port).replace("-", ":") for port in ports), key=_port_start):
+        cost = 2 if ":" in port else 1
+        if slots + cost > 15:
+            lists.append(",".join(current))
+            current, slots = [], 0
+        current.append(port)
+        slots += cost
+    return lists + ([",".join(current)] if current else [])
+
+
 def ufw_wanted(settings):
-    """The collection's rules as ``ufw show added`` lines, allows first.
+    """The collection's rules as ``ufw show added`` lines, allows first: one rule per source
+    (multiport), so a run makes a few ufw calls per member instead of one per port.
 
     ``settings``: admin, members (addresses/networks), ssh_ports, cluster_ports ("29500", "40000:40999"),
     open_ports (firewall_open_ports), input_policy (drop|accept), blocked_action (drop|reject).
     """
     settings = plain(settings)
-    members = settings["members"]
-    rules = [{"from": source, "port": port, "comment": "torchfleet ssh"}
-             for source in dict.fromkeys(settings["admin"] + members) for port in settings["ssh_ports"]]
-    rules += [{"from": source, "port": port, "comment": "torchfleet cluster"}
-              for source in members for port in settings["cluster_ports"]]
+    members = list(dict.fromkeys(settings["members"]))
+    admins = [source for source in dict.fromkeys(settings["admin"]) if source not in members]
+    rules = [{"from": source, "port": ports, "comment": "torchfleet ssh"}
+             for source in admins for ports in _port_lists(settings["ssh_ports"])]
+    rules += [{"from": source, "port": ports, "comment": "torchfleet cluster"}
+              for source in members for ports in _port_lists(settings["ssh_ports"] + settings["cluster_ports"])]
     for opened in settings["open_ports"]:
         for source in opened.get("sources") or ["any"]:
             rules.append({"from": source, "port": opened.get("port"), "proto": opened.get("proto", "tcp"), "comment": "torchfleet open"})

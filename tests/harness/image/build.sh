@@ -37,9 +37,10 @@ if [ "$variant" = systemd ]; then
   # apt in the chroot orders the configuration (polkitd needs systemd's sysusers) where
   # debootstrap's single pass fails; policy-rc.d keeps it from starting services.
   printf '#!/bin/sh\nexit 101\n' > "$rootfs/usr/sbin/policy-rc.d"; chmod 0755 "$rootfs/usr/sbin/policy-rc.d"
+  mapfile -t systemd_packages < "$here/packages-systemd.txt"
   mount -t proc proc "$rootfs/proc"
   chroot "$rootfs" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-    $(cat "$here/packages-systemd.txt") >"$rootfs.log" 2>&1 \
+    "${systemd_packages[@]}" >"$rootfs.log" 2>&1 \
     || { umount "$rootfs/proc"; echo "build.sh: apt-get install in the chroot failed; last lines of $rootfs.log:" >&2; tail -20 "$rootfs.log" >&2; exit 1; }
   umount "$rootfs/proc"
   rm -f "$rootfs.log" "$rootfs/usr/sbin/policy-rc.d"
