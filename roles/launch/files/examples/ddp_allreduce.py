@@ -76,6 +76,11 @@ def main(argv):
         say(rank, "FAIL parameters differ between ranks after DDP steps")
         return 3
     say(rank, "ddp steps ok")
+    # Tear down in order: every rank is done with the group before any leaves, and DDP (whose
+    # reducer holds the group) goes first; else gloo can abort at exit ("terminate called without
+    # an active exception").
+    dist.barrier()
+    del model, optimizer
     dist.destroy_process_group()
     if rank == 0:
         say(rank, "PASS world_size=%d sum=%g" % (world, expected))
