@@ -17,6 +17,8 @@ import tempfile
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.torchfleet.cluster.plugins.plugin_utils.plain import plain
+
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils import consistency, envspec_expect, reports
 
 ARGUMENT_SPEC = {
@@ -41,17 +43,6 @@ ARGUMENT_SPEC = {
     "compare_builds": {"type": "bool", "default": True},
     "provenance_is_drift": {"type": "bool", "default": False},
 }
-
-
-def plain(value):
-    """Plain Python data from Ansible's (possibly tagged or lazy) containers."""
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, str):
-        return str(value)
-    return value
 
 
 def probe_outcome(result, fallback_facts):

@@ -16,19 +16,10 @@ import time
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.torchfleet.cluster.plugins.plugin_utils.plain import plain
+
 MODULE = 'torchfleet.cluster.torchrun_job'
 FAILED_STATES = ('failed', 'timed_out', 'lost')
-
-
-def plain(value):
-    """Plain Python data from Ansible's (possibly tagged) containers."""
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, str):
-        return str(value)
-    return value
 
 
 def write_marker(peers_dir, host, job):
