@@ -10,6 +10,7 @@ __metaclass__ = type
 import json
 import multiprocessing
 import os
+import threading
 import time
 
 import pytest
@@ -256,18 +257,20 @@ def test_stamp_is_not_read_through_symlinks(layout, tmp_path):
 # ---------------------------------------------------------------- the lock, with real processes
 
 
-def _hold(root, name, seconds, ready):
+def _hold(root, name, ready, release):
     with envstore.Layout(root, name).locked(0):
         ready.set()
-        time.sleep(seconds)
+        release.wait(60)
 
 
-def _holder_process(layout, seconds):
-    ready = multiprocessing.Event()
-    process = multiprocessing.Process(target=_hold, args=(layout.root, layout.name, seconds, ready))
+def _holder_process(layout):
+    """Another process holds the lock until release is set; the timings asserted below are the
+    waiter's own, so a loaded machine cannot make the holder let go early or late."""
+    ready, release = multiprocessing.Event(), multiprocessing.Event()
+    process = multiprocessing.Process(target=_hold, args=(layout.root, layout.name, ready, release))
     process.start()
-    assert ready.wait(10)
-    return process
+    assert ready.wait(30)
+    return process, release
 
 
 def test_locked_records_the_holder_and_clears_it(layout):
@@ -279,36 +282,41 @@ def test_locked_records_the_holder_and_clears_it(layout):
 
 
 def test_a_held_lock_fails_at_once_with_timeout_zero_and_names_the_holder(layout):
-    process = _holder_process(layout, 3)
+    process, release = _holder_process(layout)
     try:
         started = time.time()
         with pytest.raises(envstore.LockBusy) as caught:
             with layout.locked(0):
                 pass
-        assert time.time() - started < 1
+        assert time.time() - started < 5
         assert caught.value.holder['pid'] == process.pid
         assert 'pid %d on ' % process.pid in str(caught.value) and 'lock_timeout' in str(caught.value)
     finally:
+        release.set()
         process.join()
 
 
 def test_a_held_lock_is_waited_for_within_the_timeout(layout):
-    process = _holder_process(layout, 1)
+    process, release = _holder_process(layout)
+    threading.Timer(1, release.set).start()
     started = time.time()
-    with layout.locked(20):
+    with layout.locked(30):
         assert layout.holder()['pid'] == os.getpid()
-    assert 0.5 < time.time() - started < 20
+    assert time.time() - started > 0.5
     process.join()
 
 
 def test_the_wait_is_bounded(layout):
-    process = _holder_process(layout, 4)
-    started = time.time()
-    with pytest.raises(envstore.LockBusy):
-        with layout.locked(1):
-            pass
-    assert 0.9 < time.time() - started < 3
-    process.join()
+    process, release = _holder_process(layout)
+    try:
+        started = time.time()
+        with pytest.raises(envstore.LockBusy):
+            with layout.locked(1):
+                pass
+        assert 0.9 < time.time() - started < 10
+    finally:
+        release.set()
+        process.join()
 
 
 # ---------------------------------------------------------------- packages

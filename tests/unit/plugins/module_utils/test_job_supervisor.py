@@ -35,6 +35,15 @@ def wait_end(state_dir, name, limit=30):
     raise AssertionError('job %s still runs after %ss' % (name, limit))
 
 
+def eventually(check, limit=15):
+    """Poll instead of a fixed sleep: a loaded CI machine may take seconds to fork and exec."""
+    deadline = time.time() + limit
+    while not check():
+        if time.time() > deadline:
+            raise AssertionError('not true after %ss' % limit)
+        time.sleep(0.05)
+
+
 def sleepers():
     found = []
     for entry in os.listdir('/proc'):
@@ -105,8 +114,7 @@ def test_the_job_outlives_its_starter_and_a_second_start_is_refused(state_dir):
 
 def test_stop_ends_every_process_of_the_job(state_dir):
     start(state_dir, 'job', SPREAD)
-    time.sleep(0.5)
-    assert len(sleepers()) == 3
+    eventually(lambda: len(sleepers()) == 3)
     with job_supervisor.Lock(state_dir):
         assert job_supervisor.stop(state_dir, 'job', 1, by='test') is True
     record = job_supervisor.status(state_dir, 'job')
@@ -116,7 +124,7 @@ def test_stop_ends_every_process_of_the_job(state_dir):
 
 def test_replace_stops_the_holder_first(state_dir):
     start(state_dir, 'old', SPREAD)
-    time.sleep(0.3)
+    eventually(lambda: len(sleepers()) == 3)
     record, replaced = start(state_dir, 'new', 'sleep %s' % SECONDS[2], replace=True)
     assert replaced == 'old'
     old = job_supervisor.status(state_dir, 'old')
@@ -134,6 +142,5 @@ def test_a_name_runs_once(state_dir):
 def test_a_supervisor_that_died_is_reported_lost(state_dir):
     record, dummy = start(state_dir, 'job', 'sleep %s' % SECONDS[2])
     os.kill(record['supervisor_pid'], 9)
-    time.sleep(0.3)
-    assert job_supervisor.status(state_dir, 'job')['state'] == 'lost'
+    eventually(lambda: job_supervisor.status(state_dir, 'job')['state'] == 'lost')
     assert job_supervisor.current_job(state_dir) is None
