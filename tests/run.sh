@@ -65,6 +65,7 @@ stage_scenarios() {
 
 stage_molecule() {
   molecule test -s cluster || return 1
+  molecule test -s backends || return 1
   if tests/harness/miniconda-reachable.sh; then
     molecule test -s real_installer
   else

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Local test clusters: Debian bookworm podman containers that Ansible reaches over real SSH.
 #
-#   cluster.sh up NAME N [--outsider] [--wheelhouse DIR] [--inventory FILE] [--molecule-config FILE]
+#   cluster.sh up NAME N [--outsider] [--systemd] [--privileged] [--mount DIR]... [--wheelhouse DIR] [--inventory FILE] [--molecule-config FILE]
 #   cluster.sh down NAME
 #   cluster.sh ips NAME
 #
-# Nodes are tf-NAME-node0..N-1 (hostnames node0..), on podman network torchfleet-NAME,
-# reachable from each other by name. `up` reuses running nodes and prints the inventory path.
+# Nodes are tf-NAME-node0..N-1 (hostnames node0..), on the dual-stack (IPv4 + IPv6) podman
+# network torchfleet-NAME, reachable from each other by name. `up` reuses running nodes and
+# prints the inventory path. --systemd: systemd is PID 1 of each node (image variant systemd).
+# --privileged: the nodes' /proc/sys is writable (sysctl per network namespace). --mount DIR:
+# DIR of this machine read-only at the same path in each node (a controller's tools for the
+# drift audit schedule, which runs ansible-playbook on the node).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -28,7 +32,7 @@ network_name() { echo "torchfleet-$1"; }
 
 ensure_network() {
   local net; net=$(network_name "$1")
-  podman network exists "$net" || podman network create --label org.torchfleet.cluster="$1" "$net" >/dev/null
+  podman network exists "$net" || podman network create --ipv6 --label org.torchfleet.cluster="$1" "$net" >/dev/null
 }
 
 # A container name may already be used by something that is not this cluster's node.
@@ -41,7 +45,7 @@ check_owner() {
 
 # Recreate a node whose image is not the current recipe's (a stale node), start a stopped one.
 ensure_node() {
-  local cluster=$1 cname=$2 host=$3 image=$4 wheelhouse=$5 current
+  local cluster=$1 cname=$2 host=$3 image=$4 wheelhouse=$5 run_options=$6 current
   check_owner "$cname" "$cluster"
   if podman container exists "$cname"; then
     current=$(podman inspect -f '{{ .ImageName }}' "$cname")
@@ -53,12 +57,13 @@ ensure_node() {
       return 0
     fi
   fi
-  local mounts=()
+  local mounts=() options
   [ -n "$wheelhouse" ] && mounts=(-v "$wheelhouse:/srv/torchfleet-wheelhouse:ro")
+  read -ra options <<< "$run_options"
   podman run -d --name "$cname" --hostname "$host" \
     --network "$(network_name "$cluster")" --network-alias "$host" \
     --cap-add NET_ADMIN,NET_RAW --sysctl net.ipv4.ip_local_port_range="$PEER_PORT_RANGE" \
-    --label org.torchfleet.cluster="$cluster" "${mounts[@]}" "$image" >/dev/null 9>&-
+    --label org.torchfleet.cluster="$cluster" "${options[@]}" "${mounts[@]}" "$image" >/dev/null 9>&-
 }
 
 container_ip() {
@@ -130,10 +135,14 @@ write_molecule_config() {
 
 cmd_up() {
   local cluster=$1 count=$2; shift 2
-  local outsider=false wheelhouse="" inventory="" molecule_config=""
+  local outsider=false wheelhouse="" inventory="" molecule_config="" variant=plain run_options=""
   while [ $# -gt 0 ]; do
     case $1 in
       --outsider) outsider=true ;;
+      --systemd) variant=systemd; run_options+=" --systemd=always" ;;
+      --privileged) run_options+=" --privileged" ;;
+      --mount) run_options+=" -v $(cd "$2" && pwd):$(cd "$2" && pwd):ro"; shift ;;
+      --mount=*) run_options+=" -v $(cd "${1#--mount=}" && pwd):$(cd "${1#--mount=}" && pwd):ro" ;;
       --wheelhouse) wheelhouse=$(cd "$2" && pwd); shift ;;
       --inventory) inventory=$2; shift ;;
       --molecule-config) molecule_config=$2; shift ;;
@@ -148,21 +157,21 @@ cmd_up() {
   exec 9>"$dir/lock"
   flock -n 9 || die "cluster '$cluster' is being set up by another run (lock $dir/lock); wait for it to finish"
 
-  local image; image=$("$here/image/build.sh")
+  local image; image=$("$here/image/build.sh" "$variant")
   ensure_network "$cluster"
   ensure_ssh_key "$dir"
   rm -f "$dir/known_hosts.new"
   local i cname ip entries=()
   for ((i = 0; i < count; i++)); do
     cname=$(node_name "$cluster" "$i")
-    ensure_node "$cluster" "$cname" "node$i" "$image" "$wheelhouse"
+    ensure_node "$cluster" "$cname" "node$i" "$image" "$wheelhouse" "$run_options"
     ip=$(container_ip "$cname")
     authorize_and_collect_hostkey "$cname" "$dir" "$ip"
     entries+=("node$i=$ip")
   done
   if $outsider; then
     cname=$(outsider_name "$cluster")
-    ensure_node "$cluster" "$cname" outsider "$image" ""
+    ensure_node "$cluster" "$cname" outsider "$("$here/image/build.sh")" "" ""
     container_ip "$cname" > "$dir/outsider_ip"
   fi
   mv "$dir/known_hosts.new" "$dir/known_hosts"
@@ -177,7 +186,7 @@ cmd_down() {
   local cluster=$1
   require_podman
   local ids; mapfile -t ids < <(podman ps -aq --filter label=org.torchfleet.cluster="$cluster")
-  [ ${#ids[@]} -eq 0 ] || podman rm -f "${ids[@]}" >/dev/null
+  [ ${#ids[@]} -eq 0 ] || podman rm -f -t 0 "${ids[@]}" >/dev/null   # disposable: no graceful stop
   ! podman network exists "$(network_name "$cluster")" || podman network rm -f "$(network_name "$cluster")" >/dev/null
   rm -rf "$(state_dir "$cluster")"
   log "cluster '$cluster' removed"
@@ -191,7 +200,7 @@ cmd_ips() {
 }
 
 case ${1:-} in
-  up) [ $# -ge 3 ] || die "usage: cluster.sh up NAME N [--outsider] [--wheelhouse DIR] [--inventory FILE] [--molecule-config FILE]"; shift; cmd_up "$@" ;;
+  up) [ $# -ge 3 ] || die "usage: cluster.sh up NAME N [--outsider] [--systemd] [--privileged] [--mount DIR]... [--wheelhouse DIR] [--inventory FILE] [--molecule-config FILE]"; shift; cmd_up "$@" ;;
   down) [ $# -eq 2 ] || die "usage: cluster.sh down NAME"; cmd_down "$2" ;;
   ips) [ $# -eq 2 ] || die "usage: cluster.sh ips NAME"; cmd_ips "$2" ;;
   *) die "usage: cluster.sh up|down|ips NAME ..." ;;

@@ -20,9 +20,11 @@ import time
 def listen(seconds, ports):
     selector = selectors.DefaultSelector()
     for port in ports:
-        server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # One dual-stack socket: IPv4 peers arrive as ::ffff:a.b.c.d.
+        server = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
         server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        server.bind(("0.0.0.0", port))
+        server.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        server.bind(("::", port))
         server.listen(16)
         selector.register(server, selectors.EVENT_READ)
     deadline = time.monotonic() + seconds
