@@ -83,6 +83,12 @@ def usable_addresses(addresses):
     return sorted(result, key=lambda text: ipaddress.ip_address(text).version)
 
 
+def facts_addresses(facts):
+    """The usable addresses in a host's gathered network facts, IPv4 and IPv6."""
+    facts = plain(facts) or {}
+    return usable_addresses(list(facts.get("all_ipv4_addresses", [])) + list(facts.get("all_ipv6_addresses", [])))
+
+
 def getent_addresses(stdout):
     """The addresses in ``getent ahosts NAME`` output (first column), in order, deduplicated."""
     found = []
@@ -125,8 +131,7 @@ def member_addresses(members, hostvars):
         elif "torch_node_address" in host:
             table[member] = usable_addresses(ip_or_name(host["torch_node_address"], f"torch_node_address of {member}")["addresses"])
         else:
-            facts = plain(host.get("ansible_facts", {})) or {}
-            table[member] = usable_addresses(facts.get("all_ipv4_addresses", []) + facts.get("all_ipv6_addresses", []))
+            table[member] = facts_addresses(host.get("ansible_facts", {}))
     return table
 
 
@@ -157,6 +162,7 @@ class FilterModule:
             "ip_networks": ip_networks,
             "ip_or_name": ip_or_name,
             "usable_addresses": usable_addresses,
+            "facts_addresses": facts_addresses,
             "getent_addresses": getent_addresses,
             "ip_family": ip_family,
             "ip_admits": ip_admits,

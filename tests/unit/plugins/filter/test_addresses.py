@@ -76,6 +76,21 @@ def test_usable_addresses(addresses, expected):
     assert FILTERS["usable_addresses"](addresses) == expected
 
 
+FACTS = [
+    # the network facts of a node on a dual-stack podman network (ansible-core 2.19, bookworm)
+    ({"all_ipv4_addresses": ["10.89.1.3"], "all_ipv6_addresses": ["fd42:429d:950:e017::3", "fe80::a8c1:abff:fe12:3456"]},
+     ["10.89.1.3", "fd42:429d:950:e017::3"]),
+    ({"all_ipv4_addresses": ["10.89.1.3", "127.0.0.1"]}, ["10.89.1.3"]),
+    ({"hostname": "node1"}, []),
+    ({}, []),
+]
+
+
+@pytest.mark.parametrize("facts,expected", FACTS)
+def test_facts_addresses(facts, expected):
+    assert FILTERS["facts_addresses"](facts) == expected
+
+
 GETENT = [
     # `getent ahosts node1` on a node of a dual-stack podman network (glibc 2.36, bookworm)
     ("fd42:429d:950:e017::3 STREAM node1.dns.podman\nfd42:429d:950:e017::3 DGRAM  \n"
