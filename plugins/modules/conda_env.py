@@ -149,6 +149,22 @@ options:
         names the holder (pid, host, user, start time). V(0) fails at once.
     type: int
     default: 300
+  pip_bundle:
+    description:
+      - Path on the node of a bundle of the spec's pip packages, downloaded once for the whole cluster by
+        M(torchfleet.cluster.pip_wheelhouse). Used only when a new build is made.
+      - The bundle is unpacked into the build's private work directory and checked against O(pip_bundle_files) first;
+        any difference fails the build before conda runs. pip then installs only from it
+        (C(PIP_NO_INDEX), C(PIP_FIND_LINKS)), so no node downloads pip packages itself.
+      - No user other than root (or the user running the module) may be able to change its directory or any
+        directory above it; the file itself may belong to another user (the bundle is verified file by file).
+    type: path
+  pip_bundle_files:
+    description:
+      - The manifest of O(pip_bundle), as M(torchfleet.cluster.pip_wheelhouse) returns it (items with C(name) and C(sha256)).
+      - Required with O(pip_bundle).
+    type: list
+    elements: dict
 attributes:
   check_mode:
     support: full
@@ -270,6 +286,12 @@ commands:
   type: list
   elements: list
   sample: [[/opt/miniconda3/bin/conda, env, create, --json, --file, /tmp/environment.yml, --prefix, /opt/miniconda3/envs/.torchfleet/train.d/3f1c2a9b7d10]]
+pip_bundle_files:
+  description: The files of O(pip_bundle) that were verified and offered to pip for this build.
+  returned: when a build used O(pip_bundle)
+  type: list
+  elements: str
+  sample: [torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl]
 '''
 
 import os
@@ -281,6 +303,7 @@ from ansible_collections.torchfleet.cluster.plugins.module_utils.collection_vers
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envstore
 from ansible_collections.torchfleet.cluster.plugins.module_utils import tree_owner
+from ansible_collections.torchfleet.cluster.plugins.module_utils import wheel_bundle
 from ansible_collections.torchfleet.cluster.plugins.module_utils import trusted_exec
 
 
@@ -306,6 +329,7 @@ class CondaEnv:
                        'action': 'none', 'stamp': None, 'previous': [], 'removed': [], 'commands': []}
         self.conda = None
         self.platform = None
+        self.pip_environ = {}
         self.uid = self.gid = -1
         self.drop = []
 
@@ -571,6 +595,7 @@ class CondaEnv:
             self.layout.discard(leftover)
         workdir = self.layout.workdir(self.build)
         try:
+            self.use_pip_bundle(workdir)
             self.run_conda(workdir)
             python = os.path.join(self.build, 'bin', 'python')
             if not os.access(python, os.X_OK):
@@ -594,6 +619,24 @@ class CondaEnv:
             raise
         finally:
             self.layout.discard(workdir)
+
+    def use_pip_bundle(self, workdir):
+        """Unpack and verify the cluster's pip bundle; from here on pip installs from it alone."""
+        bundle = self.module.params['pip_bundle']
+        if not bundle:
+            return
+        finding = trusted_exec.untrusted_writer(os.path.dirname(bundle))
+        if finding is not None:
+            raise BuildError(trusted_exec.describe(finding, 'install from %s' % bundle))
+        wheels = os.path.join(workdir, 'wheels')
+        os.mkdir(wheels, 0o700)
+        try:
+            names = wheel_bundle.unpack_verified(bundle, self.module.params['pip_bundle_files'], wheels)
+        except wheel_bundle.BundleError as exc:
+            raise BuildError('%s: the pip bundle %s was not used: %s' % (self.name, bundle, exc))
+        self.pip_environ = {'PIP_NO_INDEX': '1', 'PIP_FIND_LINKS': wheels}
+        self.conda_cli().environ.update(self.pip_environ)
+        self.result['pip_bundle_files'] = names
 
     def run_conda(self, workdir):
         conda = self.conda_cli()
@@ -622,7 +665,8 @@ class CondaEnv:
             return
         requirements = envstore.write_file(workdir, 'requirements.txt', ('\n'.join(lines) + '\n').encode('utf-8'))
         cmd = [python, '-m', 'pip', 'install', '--no-input', '--disable-pip-version-check'] + extra + ['-r', requirements]
-        self.run_checked(cmd, 'pip install of the lock\'s pip packages')
+        environ = dict(self.module.params['environment'], **self.pip_environ)
+        self.run_checked(cmd, 'pip install of the lock\'s pip packages', environ=environ)
 
     def _spec_mentions_pip(self):
         return b'pip:' in self.spec_bytes
@@ -693,8 +737,11 @@ def main():
             owner=dict(type='str'),
             group=dict(type='str'),
             lock_timeout=dict(type='int', default=300),
+            pip_bundle=dict(type='path'),
+            pip_bundle_files=dict(type='list', elements='dict'),
         ),
         mutually_exclusive=[('spec', 'spec_content'), ('lock', 'lock_content')],
+        required_together=[('pip_bundle', 'pip_bundle_files')],
         required_if=[('state', 'present', ('spec', 'spec_content'), True),
                      ('state', 'rolled_back', ('spec', 'spec_content'), True)],
         supports_check_mode=True,

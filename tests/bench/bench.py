@@ -99,7 +99,7 @@ class Bench:
         for stale in (log_path, port_file):
             if os.path.exists(stale):
                 os.unlink(stale)
-        self.http = subprocess.Popen([sys.executable, os.path.join(HERE, "counting_http.py"),
+        self.http = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "harness", "counting_http.py"),
                                       "--root", self.args.fakeconda, "--log", log_path,
                                       "--port-file", port_file, "--max-seconds", "3600"])
         deadline = time.monotonic() + 10

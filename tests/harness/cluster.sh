@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Local test clusters: Debian bookworm podman containers that Ansible reaches over real SSH.
 #
-#   cluster.sh up NAME N [--outsider] [--systemd] [--privileged] [--mount DIR]... [--wheelhouse DIR] [--inventory FILE] [--molecule-config FILE]
+#   cluster.sh up NAME N [--outsider] [--systemd] [--privileged] [--mount DIR]... [--wheelhouse DIR] [--upstream] [--inventory FILE] [--molecule-config FILE]
 #   cluster.sh down NAME
 #   cluster.sh ips NAME
 #
@@ -10,7 +10,10 @@
 # prints the inventory path. --systemd: systemd is PID 1 of each node (image variant systemd).
 # --privileged: the nodes' /proc/sys is writable (sysctl per network namespace). --mount DIR:
 # DIR of this machine read-only at the same path in each node (a controller's tools for the
-# drift audit schedule, which runs ansible-playbook on the node).
+# drift audit schedule, which runs ansible-playbook on the node). --upstream (needs --wheelhouse):
+# container tf-NAME-upstream (host name `upstream`) serves the wheelhouse over HTTP as the
+# nodes' package index (their /etc/pip.conf) and logs every request to
+# tests/output/clusters/NAME/upstream/requests.log, so tests count downloads per package.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -28,6 +31,8 @@ require_podman() {
 state_dir() { echo "$root/tests/output/clusters/$1"; }
 node_name() { echo "tf-$1-node$2"; }
 outsider_name() { echo "tf-$1-outsider"; }
+upstream_name() { echo "tf-$1-upstream"; }
+UPSTREAM_PORT=8080
 network_name() { echo "torchfleet-$1"; }
 
 ensure_network() {
@@ -64,6 +69,30 @@ ensure_node() {
     --network "$(network_name "$cluster")" --network-alias "$host" \
     --cap-add NET_ADMIN,NET_RAW --sysctl net.ipv4.ip_local_port_range="$PEER_PORT_RANGE" \
     --label org.torchfleet.cluster="$cluster" "${options[@]}" "${mounts[@]}" "$image" >/dev/null 9>&-
+}
+
+# The counting package index: the wheelhouse over HTTP, every request logged on this machine.
+ensure_upstream() {
+  local cluster=$1 wheelhouse=$2 image=$3 logdir=$4 cname; cname=$(upstream_name "$cluster")
+  check_owner "$cname" "$cluster"
+  if podman container exists "$cname"; then
+    [ "$(podman inspect -f '{{ .State.Running }}' "$cname")" = true ] || podman start "$cname" >/dev/null 9>&-
+    return 0
+  fi
+  mkdir -p "$logdir"
+  podman run -d --name "$cname" --hostname upstream \
+    --network "$(network_name "$cluster")" --network-alias upstream \
+    --label org.torchfleet.cluster="$cluster" \
+    -v "$wheelhouse:/srv/torchfleet-wheelhouse:ro" -v "$here/counting_http.py:/opt/upstream/counting_http.py:ro" \
+    -v "$logdir:/var/log/upstream" --entrypoint /usr/bin/python3 "$image" \
+    /opt/upstream/counting_http.py --root /srv/torchfleet-wheelhouse --bind :: --port "$UPSTREAM_PORT" \
+    --log /var/log/upstream/requests.log --max-seconds 604800 >/dev/null 9>&-
+}
+
+# Point a node's pip (and the stand-in's pip section, through its marker file) at the upstream.
+use_upstream() {
+  printf '[global]\nno-index = true\nfind-links = http://upstream:%s/\ntrusted-host = upstream\n' "$UPSTREAM_PORT" \
+    | podman exec -i "$1" sh -c 'mkdir -p /etc/fakeconda && : > /etc/fakeconda/node-pip-config && cat > /etc/pip.conf'
 }
 
 container_ip() {
@@ -135,7 +164,7 @@ write_molecule_config() {
 
 cmd_up() {
   local cluster=$1 count=$2; shift 2
-  local outsider=false wheelhouse="" inventory="" molecule_config="" variant=plain run_options=""
+  local outsider=false upstream=false wheelhouse="" inventory="" molecule_config="" variant=plain run_options=""
   while [ $# -gt 0 ]; do
     case $1 in
       --outsider) outsider=true ;;
@@ -144,6 +173,7 @@ cmd_up() {
       --mount) run_options+=" -v $(cd "$2" && pwd):$(cd "$2" && pwd):ro"; shift ;;
       --mount=*) run_options+=" -v $(cd "${1#--mount=}" && pwd):$(cd "${1#--mount=}" && pwd):ro" ;;
       --wheelhouse) wheelhouse=$(cd "$2" && pwd); shift ;;
+      --upstream) upstream=true ;;
       --inventory) inventory=$2; shift ;;
       --molecule-config) molecule_config=$2; shift ;;
       *) die "unknown option $1" ;;
@@ -151,6 +181,7 @@ cmd_up() {
     shift
   done
   [[ $count =~ ^[1-9][0-9]?$ ]] || die "node count must be 1..99, got '$count'"
+  ! $upstream || [ -n "$wheelhouse" ] || die "--upstream serves the wheelhouse: give --wheelhouse DIR too"
   require_podman
   local dir; dir=$(state_dir "$cluster")
   mkdir -p "$dir"
@@ -161,10 +192,12 @@ cmd_up() {
   ensure_network "$cluster"
   ensure_ssh_key "$dir"
   rm -f "$dir/known_hosts.new"
+  ! $upstream || ensure_upstream "$cluster" "$wheelhouse" "$("$here/image/build.sh")" "$dir/upstream"
   local i cname ip entries=()
   for ((i = 0; i < count; i++)); do
     cname=$(node_name "$cluster" "$i")
     ensure_node "$cluster" "$cname" "node$i" "$image" "$wheelhouse" "$run_options"
+    ! $upstream || use_upstream "$cname"
     ip=$(container_ip "$cname")
     authorize_and_collect_hostkey "$cname" "$dir" "$ip"
     entries+=("node$i=$ip")
@@ -200,7 +233,7 @@ cmd_ips() {
 }
 
 case ${1:-} in
-  up) [ $# -ge 3 ] || die "usage: cluster.sh up NAME N [--outsider] [--systemd] [--privileged] [--mount DIR]... [--wheelhouse DIR] [--inventory FILE] [--molecule-config FILE]"; shift; cmd_up "$@" ;;
+  up) [ $# -ge 3 ] || die "usage: cluster.sh up NAME N [--outsider] [--systemd] [--privileged] [--mount DIR]... [--wheelhouse DIR] [--upstream] [--inventory FILE] [--molecule-config FILE]"; shift; cmd_up "$@" ;;
   down) [ $# -eq 2 ] || die "usage: cluster.sh down NAME"; cmd_down "$2" ;;
   ips) [ $# -eq 2 ] || die "usage: cluster.sh ips NAME"; cmd_ips "$2" ;;
   *) die "usage: cluster.sh up|down|ips NAME ..." ;;

@@ -75,7 +75,11 @@ def pip_uninstall(prefix, names):
 
 
 def write_pip_conf(prefix):
-    """Make the environment's own pip offline too: its site pip.conf points at the wheelhouse."""
+    """Make the environment's own pip offline too: its site pip.conf points at the wheelhouse.
+
+    Not where the node has a pip index configured: real conda writes no pip.conf."""
+    if settings.node_pip_config():
+        return
     Path(prefix, "pip.conf").write_text(f"[global]\nno-index = true\nfind-links = {settings.wheelhouse()}\ndisable-pip-version-check = true\n")
 
 
@@ -226,9 +230,17 @@ def run_pip_section(prefix, specs, spec_file, quiet):
     with tempfile.NamedTemporaryFile("w", prefix="condaenv.", suffix=".requirements.txt", dir=workdir, delete=False) as req:
         req.write("\n".join(specs))
     try:
-        args = [str(Path(prefix) / "bin" / "python"), "-m", "pip", "install", "--no-index", "--find-links", str(settings.wheelhouse()),
-                "-U", "-r", req.name, "--exists-action=b"]
-        rc, out, err = _run(args)
+        python = str(Path(prefix) / "bin" / "python")
+        if settings.node_pip_config():
+            # Real conda's pip installer: the node's pip configuration and the caller's PIP_* apply.
+            args = [python, "-m", "pip", "install", "-U", "-r", req.name, "--exists-action=b"]
+            proc = subprocess.run(args, capture_output=True, text=True, check=False,
+                                  env={k: v for k, v in os.environ.items() if not k.startswith("PYTHON")})
+            rc, out, err = proc.returncode, proc.stdout, proc.stderr
+        else:
+            args = [python, "-m", "pip", "install", "--no-index", "--find-links", str(settings.wheelhouse()),
+                    "-U", "-r", req.name, "--exists-action=b"]
+            rc, out, err = _run(args)
     finally:
         os.unlink(req.name)
     if not quiet:

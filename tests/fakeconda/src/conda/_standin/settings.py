@@ -36,6 +36,17 @@ def wheelhouse():
     return Path(standin_settings()["wheelhouse"])
 
 
+# A node where this file exists has a package index configured for pip (its /etc/pip.conf names
+# a mirror): the pip section then runs pip as real conda does, with the node's pip configuration
+# and the caller's PIP_* variables, instead of the offline wheelhouse.
+NODE_PIP_MARKER = Path("/etc/fakeconda/node-pip-config")
+
+
+def node_pip_config():
+    """True when the pip section should use the node's own pip configuration (see NODE_PIP_MARKER)."""
+    return NODE_PIP_MARKER.exists()
+
+
 def offline_channel_root():
     """Where channel names resolve to: a file URL beside the wheelhouse, never a real host."""
     return f"file://{wheelhouse()}/channels"
