@@ -24,7 +24,7 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec, envstore
+from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec, envstore, wheel_bundle
 from ansible_collections.torchfleet.cluster.plugins.module_utils.collection_version import COLLECTION_VERSION
 from ansible_collections.torchfleet.cluster.plugins.modules import conda_env
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import conda_samples as samples
@@ -62,6 +62,7 @@ class Node:
         self.leave_partial = leave_partial
         self.listing = {}
         self.environs = []
+        self.find_links = []  # what pip would find in PIP_FIND_LINKS while each command runs
         os.makedirs(os.path.join(root, 'bin'))
         with open(self.conda, 'w') as handle:
             handle.write('#!/bin/sh\n')
@@ -77,6 +78,8 @@ class Node:
     def run_command(self, module, cmd, **kwargs):
         self.calls.append(list(cmd))
         self.environs.append(dict(kwargs.get('environ_update') or {}))
+        links = self.environs[-1].get('PIP_FIND_LINKS')
+        self.find_links.append(sorted(os.listdir(links)) if links and os.path.isdir(links) else None)
         if cmd[0] == self.conda:
             return getattr(self, 'conda_' + cmd[1])(cmd)
         if cmd[1:3] == ['-m', 'pip']:
@@ -777,3 +780,177 @@ def test_two_real_runs_at_once_never_leave_the_live_path_broken(tmp_path, slow_n
     assert sorted(envstore.read_stamp(b)['spec_sha256'] for b in builds) == sorted(wanted)
     creates = [c for r in results for c in r['commands'] if c[1:3] == ['env', 'create']]
     assert len(creates) == len(wanted)  # a run that waited for the same spec builds nothing
+
+
+# ---------------------------------------------------------------- pip packages from the cluster's bundle
+
+TORCH_WHEEL = 'torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl'
+FILELOCK_WHEEL = 'filelock-3.20.0-py3-none-any.whl'
+BUNDLE_WHEELS = {TORCH_WHEEL: b'PK\x03\x04torch-2.13.0' + b't' * 2048, FILELOCK_WHEEL: b'PK\x03\x04filelock-3.20.0'}
+
+
+def make_bundle(tmp_path):
+    """A bundle as pip_wheelhouse leaves it on the node, and its manifest."""
+    download = tmp_path / 'download'
+    download.mkdir()
+    for name, body in BUNDLE_WHEELS.items():
+        (download / name).write_bytes(body)
+    directory = tmp_path / 'bundles'
+    directory.mkdir(mode=0o755)
+    bundle = str(directory / 'train.tar')
+    return bundle, wheel_bundle.pack(str(download), bundle)
+
+
+def work_dirs(node):
+    home = envstore.Layout(node.root, 'train').home
+    return [n for n in os.listdir(home) if n.startswith('.work-')] if os.path.isdir(home) else []
+
+
+def check_bundle_environ(node, environ):
+    links = environ['PIP_FIND_LINKS']
+    assert environ['PIP_NO_INDEX'] == '1'
+    home = envstore.Layout(node.root, 'train').home
+    assert os.path.basename(links) == 'wheels' and os.path.dirname(os.path.dirname(links)) == home
+    assert os.path.basename(os.path.dirname(links)).startswith('.work-')
+
+
+def test_a_build_with_a_bundle_offers_only_its_verified_files_to_pip(node, tmp_path):
+    bundle, files = make_bundle(tmp_path)
+    result = run(node, pip_bundle=bundle, pip_bundle_files=files, environment={'CONDA_OVERRIDE_CUDA': '12.4'})
+    assert result['changed'] is True and result['action'] == 'build', result
+    assert result['pip_bundle_files'] == sorted(BUNDLE_WHEELS)
+    assert node.calls[0][1:3] == ['env', 'create']
+    check_bundle_environ(node, node.environs[0])
+    assert node.environs[0]['CONDA_OVERRIDE_CUDA'] == '12.4'
+    assert node.find_links[0] == sorted(BUNDLE_WHEELS)  # unpacked before conda (and its pip) ran
+    assert work_dirs(node) == []  # the unpacked wheels go with the work directory
+    assert live_target(node) == build_of(node, SPEC_V2)
+
+
+def test_the_lock_paths_pip_install_uses_the_bundle(node, tmp_path):
+    bundle, files = make_bundle(tmp_path)
+    result = run(node, lock_content=EXPLICIT_LOCK, pip_bundle=bundle, pip_bundle_files=files,
+                 environment={'PIP_INDEX_URL': 'https://mirror.invalid/simple'})
+    assert result['changed'] is True and result['pip_bundle_files'] == sorted(BUNDLE_WHEELS)
+    create, pip = node.calls[0], node.calls[1]
+    assert create[1:3] == ['create', '--json'] and pip[1:4] == ['-m', 'pip', 'install']
+    for index in (0, 1):
+        check_bundle_environ(node, node.environs[index])
+        assert node.find_links[index] == sorted(BUNDLE_WHEELS)
+    assert node.environs[1]['PIP_INDEX_URL'] == 'https://mirror.invalid/simple'  # the user's environment, bundle on top
+
+
+def _tamper(bundle, files):
+    other = os.path.join(os.path.dirname(bundle), 'retampered')
+    os.mkdir(other)
+    for entry in files:
+        with open(os.path.join(other, entry['name']), 'wb') as handle:
+            handle.write(b'PK\x03\x04 evil ' + entry['name'].encode())
+    wheel_bundle.pack(other, bundle)
+    return files, '%s in the bundle has SHA-256 ' % FILELOCK_WHEEL
+
+
+def _short_manifest(bundle, files):
+    return [e for e in files if e['name'] != TORCH_WHEEL], 'the bundle holds %s, which its manifest does not list' % TORCH_WHEEL
+
+
+def _long_manifest(bundle, files):
+    extra = dict(name='six-1.17.0-py2.py3-none-any.whl', sha256='0' * 64, size=1)
+    return files + [extra], 'the bundle lacks six-1.17.0-py2.py3-none-any.whl'
+
+
+def _symlinked_bundle(bundle, files):
+    real = bundle + '.real'
+    os.rename(bundle, real)
+    os.symlink(real, bundle)
+    return files, 'cannot read the bundle %s: ' % bundle
+
+
+def _missing_bundle(bundle, files):
+    os.remove(bundle)
+    return files, 'cannot read the bundle %s: ' % bundle
+
+
+BAD_BUNDLES = [
+    dict(id='tampered-file', make=_tamper),
+    dict(id='file-not-in-manifest', make=_short_manifest),
+    dict(id='manifest-file-not-in-bundle', make=_long_manifest),
+    dict(id='bundle-is-a-symlink', make=_symlinked_bundle),
+    dict(id='bundle-missing', make=_missing_bundle),
+]
+
+
+@pytest.mark.parametrize('case', BAD_BUNDLES, ids=[case['id'] for case in BAD_BUNDLES])
+def test_a_bundle_that_fails_verification_fails_the_build_before_conda(node, tmp_path, case):
+    run(node, spec_content=SPEC_V1)
+    old, before = live_target(node), store_listing(node)
+    bundle, files = make_bundle(tmp_path)
+    files, fragment = case['make'](bundle, files)
+    result = run(node, pip_bundle=bundle, pip_bundle_files=files)
+    assert result['failed'] is True
+    assert result['msg'].startswith('train: the pip bundle %s was not used: ' % bundle), result['msg']
+    assert fragment in result['msg']
+    assert node.mutating_calls() == [] and not [c for c in node.calls if c[0] != node.conda]
+    assert live_target(node) == old and store_listing(node) == before
+    assert not os.path.exists(build_of(node, SPEC_V2)) and work_dirs(node) == []
+    assert result['live_untouched'] == os.path.join(node.root, 'envs', 'train') and 'pip_bundle_files' not in result
+
+
+def test_a_bundle_in_a_directory_another_user_can_change_is_refused(node, tmp_path):
+    bundle, files = make_bundle(tmp_path)
+    os.chmod(os.path.dirname(bundle), 0o777)
+    result = run(node, pip_bundle=bundle, pip_bundle_files=files)
+    assert result['failed'] is True
+    assert result['msg'].startswith('refusing to install from %s as root: %s is writable by every user'
+                                    % (bundle, os.path.dirname(bundle)))
+    assert node.mutating_calls() == [] and not os.path.lexists(os.path.join(node.root, 'envs', 'train'))
+    assert work_dirs(node) == []
+
+
+def test_a_bundle_file_of_another_user_in_a_trusted_directory_is_used(node, tmp_path):
+    """As documented: the file itself may belong to the user who copied it; it is verified file by file."""
+    bundle, files = make_bundle(tmp_path)
+    os.chown(bundle, NOBODY, NOBODY)
+    assert run(node, pip_bundle=bundle, pip_bundle_files=files)['pip_bundle_files'] == sorted(BUNDLE_WHEELS)
+
+
+@pytest.mark.parametrize('params', [
+    {'pip_bundle': '/opt/miniconda3/envs/.torchfleet/wheels/train.tar'},
+    {'pip_bundle_files': [{'name': TORCH_WHEEL, 'sha256': '0' * 64}]},
+], ids=['bundle-without-files', 'files-without-bundle'])
+def test_bundle_and_its_manifest_are_required_together(node, params):
+    result = run(node, **params)
+    assert result['failed'] is True
+    assert result['msg'] == 'parameters are required together: pip_bundle, pip_bundle_files'
+    assert node.calls == []
+
+
+def _converged(node):
+    run(node)
+
+
+def _kept_build(node):
+    run(node)
+    run(node, spec_content=SPEC_V1)
+
+
+@pytest.mark.parametrize('prepare, action, check', [
+    (_converged, 'none', False),
+    (_kept_build, 'switch', False),
+    (_converged, 'none', True),
+    (_kept_build, 'switch', True),
+], ids=['converged', 'switch-to-kept-build', 'converged-check-mode', 'switch-check-mode'])
+def test_a_run_that_builds_nothing_does_not_read_the_bundle(node, tmp_path, monkeypatch, prepare, action, check):
+    prepare(node)
+
+    def unpack_verified(*args):
+        raise AssertionError('the bundle was read')
+
+    monkeypatch.setattr(wheel_bundle, 'unpack_verified', unpack_verified)
+    missing = str(tmp_path / 'no-such-dir' / 'train.tar')
+    result = run(node, check=check, pip_bundle=missing, pip_bundle_files=[{'name': TORCH_WHEEL, 'sha256': '0' * 64}])
+    assert result.get('failed') is not True, result
+    assert result['action'] == action and result['changed'] is (action != 'none')
+    assert node.mutating_calls() == [] and 'pip_bundle_files' not in result
+    if action == 'none':
+        assert node.calls == []
