@@ -20,6 +20,7 @@ import tarfile
 _CHUNK = 1 << 20
 # A name pip can write into a download directory: no separators, no leading dot.
 _PLAIN_NAME = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.+!-]*\Z')
+_SHA256 = re.compile(r'^[0-9A-Fa-f]{64}\Z')
 
 
 class BundleError(Exception):
@@ -57,6 +58,19 @@ def pack(directory, tar_path):
     return manifest
 
 
+def _manifest(manifest):
+    """{name: sha256} of a manifest; an entry without a plain name or a 64-hex SHA-256 is refused."""
+    wanted = {}
+    for entry in manifest or ():
+        name = entry.get('name') if isinstance(entry, dict) else None
+        digest = entry.get('sha256') if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not _PLAIN_NAME.match(name) or not isinstance(digest, str) \
+                or not _SHA256.match(digest):
+            raise BundleError('the manifest entry %r does not name a plain file with its SHA-256 (64 hex digits)' % (entry,))
+        wanted[name] = digest.lower()
+    return wanted
+
+
 def _members(bundle, wanted):
     for member in bundle.getmembers():
         if not member.isfile() or not _PLAIN_NAME.match(member.name):
@@ -71,7 +85,7 @@ def unpack_verified(tar_path, manifest, directory):
 
     Every listed file must be there with its SHA-256 and nothing else may be; raises BundleError
     naming the first file that differs."""
-    wanted = dict((entry['name'], entry['sha256'].lower()) for entry in manifest)
+    wanted = _manifest(manifest)
     seen = set()
     try:
         fd = os.open(tar_path, os.O_RDONLY | os.O_NOFOLLOW)

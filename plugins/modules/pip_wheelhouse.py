@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: pip_wheelhouse
 short_description: Download pip requirements once into a bundle that other nodes install from
-version_added: 0.4.0
+version_added: 0.1.0
 description:
   - Runs C(pip download) for the requirements with the pip of O(python), into a private temporary directory, and packs
     the downloaded files into one uncompressed tar at O(dest), replaced atomically.
@@ -199,7 +199,10 @@ def main():
                                  % (', '.join(params['requirements']), rc, wheel_bundle.last_line(err or out)),
                              rc=rc, stdout=out, stderr=err, cmd=result['cmd'])
         packed = os.path.join(workdir, 'bundle.tar')
-        result['files'] = wheel_bundle.pack(files_dir, packed)
+        try:
+            result['files'] = wheel_bundle.pack(files_dir, packed)
+        except wheel_bundle.BundleError as exc:
+            module.fail_json(msg='cannot bundle what pip downloaded: %s' % exc, cmd=result['cmd'], stdout=out, stderr=err)
         os.chmod(packed, 0o600)
         os.chown(packed, uid, -1)
         os.rename(packed, params['dest'])

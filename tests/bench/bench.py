@@ -13,6 +13,7 @@ side in one run (the variants alternate) and every time is a median of several r
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import shutil
@@ -25,7 +26,8 @@ import time
 import bench_table
 from bench_util import HERE, ROOT, Cluster, SshCounter, log, measure, median, read_json, round_trips_by_role
 
-PHASES = ("site", "probe", "audit", "engine")
+PHASES = ("site", "probe", "audit", "engine", "packages")
+CONDA_ENV_ONLY = os.path.join(HERE, "conda_env_only.yml")
 LOOP_PROBE = ("import platform, sys, torch; print(platform.node(), torch.__version__, torch.version.cuda, "
               "torch.backends.cudnn.version(), sys.version.split()[0])")
 
@@ -38,7 +40,8 @@ def parse_args(argv=None):
                         help="keep a running bench cluster instead of starting fresh (first-run figures are then not fresh)")
     parser.add_argument("--nodes", type=int, help="largest cluster size (default 6, --quick 3)")
     parser.add_argument("--runs", type=int, help="timed runs per variant (default 5, --quick 3)")
-    parser.add_argument("--phases", default=",".join(PHASES), help="comma-separated subset of " + ",".join(PHASES))
+    parser.add_argument("--phases", default=",".join(PHASES),
+                        help="comma-separated subset of " + ",".join(PHASES) + " (packages leaves a variant of the spec live: keep it last)")
     parser.add_argument("--fakeconda", required=True, help="output directory of tests/fakeconda/build.sh")
     parser.add_argument("--workdir", default=os.path.join(ROOT, "tests", "output", "bench"))
     parser.add_argument("--name", default="bench", help="cluster name (default bench)")
@@ -228,11 +231,12 @@ def phase_site(bench):
 def site_run(bench, tag, cluster, extra_env=None):
     """One site.yml run with a cold controller cache, so a needed installer is really fetched."""
     cache = os.path.join(bench.work, "cache", "%s-%d" % (tag, bench.serial + 1))
-    before = bench.installer_gets()
+    before, packages_before = bench.installer_gets(), len(cluster.upstream_gets())
     log("%s on %d node(s)" % (tag, len(cluster.hosts)))
     result = bench.playbook(tag, "site.yml", cluster=cluster, extra_vars={"miniconda_cache_dir": cache},
                             extra_env=dict(extra_env or {}, ANSIBLE_CALLBACKS_ENABLED="bench_stats,ansible.posix.profile_roles"))
     result.downloads = bench.installer_gets() - before
+    result.package_gets = cluster.upstream_gets()[packages_before:]
     if result.rc != 0:
         bench.note("%s failed (rc %d); its figures are not a converged run:\n%s" % (tag, result.rc, result.tail(15)))
     shutil.rmtree(cache, ignore_errors=True)
@@ -243,8 +247,45 @@ def summarise_run(result, nodes):
     stats = result.stats or {}
     return {"wall": result.wall, "cpu": result.cpu, "rc": result.rc, "nodes": nodes, "changed": recap_changed(result.stdout),
             "downloads": getattr(result, "downloads", None), "ssh": result.ssh,
+            "package_gets": package_counts(getattr(result, "package_gets", None)),
             "ssh_by_role": getattr(result, "ssh_by_role", {}),
             "tasks": stats.get("hosts", {}), "roles": stats.get("roles", {})}
+
+
+def package_counts(gets):
+    """Downloads of a run from the counting upstream: total, distinct packages, most fetches of one."""
+    if gets is None:
+        return None
+    counts = collections.Counter(gets)
+    return {"total": len(gets), "packages": len(counts), "max_per_package": max(counts.values()) if counts else 0}
+
+
+def phase_packages(bench):
+    """Fresh builds of a spec variant on 1, 3 and N nodes, every node downloading vs the fan-out."""
+    sizes = sorted({k for k in (1, 3, bench.args.nodes) if k <= bench.args.nodes})
+    out = bench.results.setdefault("packages", {})
+    with open(os.path.join(ROOT, "environments", "demo.yml"), encoding="utf-8") as handle:
+        spec = handle.read()
+    for fanout in (False, True):
+        mode = "fanout" if fanout else "per_node"
+        for size in sizes:
+            variant = os.path.join(bench.work, "spec-%s-%d.yml" % (mode, size))
+            with open(variant, "w", encoding="utf-8") as handle:  # a new spec digest: a new build everywhere
+                handle.write(spec + "# benchmark variant %s-%d\n" % (mode, size))
+            extra = {"conda_env_file": variant, "conda_env_pip_fanout": str(fanout).lower()}
+            hosts = bench.cluster.names(size)
+            log("environment build, %s, %d node(s)" % (mode, size))
+            before = len(bench.cluster.upstream_gets())
+            first = bench.playbook("packages-%s-%d" % (mode, size), CONDA_ENV_ONLY, limit=hosts, extra_vars=extra)
+            middle = len(bench.cluster.upstream_gets())
+            again = bench.playbook("packages-%s-%d-again" % (mode, size), CONDA_ENV_ONLY, limit=hosts, extra_vars=extra)
+            gets = bench.cluster.upstream_gets()
+            for run in (first, again):
+                if run.rc != 0:
+                    bench.note("packages %s on %d node(s) failed (rc %d):\n%s" % (mode, size, run.rc, run.tail(10)))
+            out.setdefault(mode, {})[str(size)] = {
+                "wall": first.wall, "rc": first.rc, "gets": package_counts(gets[before:middle]),
+                "converged_gets": len(gets) - middle, "converged_changed": recap_changed(again.stdout)}
 
 
 def recap_changed(stdout):

@@ -29,7 +29,8 @@ def at_most(value, limit):
 
 def render(results):
     rows = []
-    for section in (probe_rows, audit_rows, round_trip_rows, converged_rows, scale_rows, engine_rows, fanout_rows):
+    for section in (probe_rows, audit_rows, round_trip_rows, converged_rows, scale_rows, engine_rows, fanout_rows,
+                    package_rows, issue15_rows):
         rows.extend(section(results))
     rows = rows or [("-", "no phase produced figures", "", "", "")]
     widths = [max(len(str(r[i])) for r in rows + [HEAD]) for i in range(len(HEAD))]
@@ -216,3 +217,80 @@ def fanout_rows(results):
         return []
     return [("6", "installer downloads per run, %s node(s)" % size, str(count), "1", verdict(count == 1))
             for size, count in sorted(fanout.items(), key=lambda kv: int(kv[0]))]
+
+
+def _gets_text(gets):
+    if not gets:
+        return "n/a"
+    return "%d packages, at most %d fetch(es) each (%d in all)" % (gets["packages"], gets["max_per_package"], gets["total"])
+
+
+def package_rows(results):
+    packages = results.get("packages") or {}
+    rows = []
+    first = ((results.get("site") or {}).get("first") or {}).get("package_gets")
+    if first:
+        rows.append(("6", "first site.yml, %d nodes: environment package downloads" % results["site"]["first"]["nodes"],
+                     _gets_text(first), "1 each", verdict(first["max_per_package"] <= 1)))
+    for size in sorted((int(k) for k in packages.get("fanout", {})), key=int):
+        fan, own = packages["fanout"][str(size)], packages.get("per_node", {}).get(str(size))
+        rows.append(("6", "environment build, %d node(s), every node downloading" % size, _gets_text((own or {}).get("gets")), "", ""))
+        rows.append(("6", "environment build, %d node(s), fan-out" % size, _gets_text(fan.get("gets")), "1 each",
+                     verdict(None if not fan.get("gets") else fan["gets"]["max_per_package"] <= 1)))
+        rows.append(("6", "  its converged re-run: downloads, changed", "%s, %s" % (fan["converged_gets"], fan["converged_changed"]),
+                     "0, 0", verdict(fan["converged_gets"] == 0 and fan["converged_changed"] == 0)))
+        if own:
+            rows.append(("6", "  build wall time, fan-out vs every node downloading", "%s vs %s = %s" % (
+                seconds(fan["wall"]), seconds(own["wall"]), times(ratio(fan["wall"], own["wall"]))), "(info)", ""))
+    return rows
+
+
+# Issue 15's table: the values the issue measured ("today") beside this run's.
+ISSUE15_TODAY = {"site_vs_audit": "6.0x", "round_trips": "61", "changed": "0", "downloads": "one per node",
+                 "first_n_vs_1": "not measured", "audit_vs_loop": "1.58x, 1.45x", "cpu_per_node": "0.40 s/node, rising"}
+
+
+def _issue15_row(key, label, now, target, met):
+    return ("7", label, "%s -> %s" % (ISSUE15_TODAY[key], now), target, met)
+
+
+def issue15_rows(results):
+    site, audit, packages = results.get("site") or {}, results.get("audit") or {}, results.get("packages") or {}
+    size = _largest(results, "audit")
+    rows = []
+    runs = site.get("converged") or []
+    if runs and size is not None:
+        value = ratio(median([r["wall"] for r in runs]), audit[str(size)]["audit"]["wall"])
+        rows.append(_issue15_row("site_vs_audit", "converged site.yml / audit.yml, %d nodes" % size, times(value),
+                                 "<= 2.00x", verdict(at_most(value, 2.0))))
+    if runs:
+        count = _per_node(runs[-1].get("ssh"))[0]
+        rows.append(_issue15_row("round_trips", "SSH round trips per node, converged site.yml", _join(count, ""),
+                                 "<= 8", verdict(at_most(count, 8))))
+        rows.append(_issue15_row("changed", "converged re-run, changed tasks", ", ".join(str(r["changed"]) for r in runs),
+                                 "0", verdict(all(r["changed"] == 0 for r in runs))))
+    fan = packages.get("fanout") or {}
+    if fan:
+        sizes = sorted(fan, key=int)
+        most = ["%s" % ((fan[k].get("gets") or {}).get("max_per_package", "n/a")) for k in sizes]
+        met = all(fan[k].get("gets") and fan[k]["gets"]["max_per_package"] <= 1 and fan[k]["converged_gets"] == 0 for k in sizes)
+        rows.append(_issue15_row("downloads", "package downloads per package and run, %s nodes" % " / ".join(sizes),
+                                 "%s (converged: %s)" % (" / ".join(most), " / ".join(str(fan[k]["converged_gets"]) for k in sizes)),
+                                 "1 (0 converged)", verdict(met)))
+    if site.get("first") and site.get("first_single"):
+        value = ratio(site["first"]["wall"], site["first_single"]["wall"])
+        rows.append(_issue15_row("first_n_vs_1", "first site.yml, %d fresh nodes / 1 fresh node" % site["first"]["nodes"],
+                                 times(value), "<= 1.50x", verdict(at_most(value, 1.5))))
+    loops = [k for k in (3, size) if k is not None and str(k) in audit]
+    if loops:
+        values = [ratio(audit[str(k)]["audit"]["wall"], audit[str(k)]["loop"]["wall"]) for k in sorted(set(loops))]
+        rows.append(_issue15_row("audit_vs_loop", "audit / hand-rolled ssh loop, %s nodes" % " and ".join(str(k) for k in sorted(set(loops))),
+                                 ", ".join(times(v) for v in values), "<= 1.30x", verdict(all(at_most(v, 1.3) for v in values))))
+    sizes = sorted(int(k) for k in audit if k.isdigit())
+    if len(sizes) >= 3:
+        cpu = dict((k, audit[str(k)]["audit"]["cpu"]) for k in sizes)
+        slopes = [(cpu[b] - cpu[a]) / (b - a) for a, b in zip(sizes, sizes[1:])]
+        rows.append(_issue15_row("cpu_per_node", "controller CPU per added node, audit %d->%d" % (sizes[-2], sizes[-1]),
+                                 "%.2f s/node (%d->%d: %.2f)" % (slopes[-1], sizes[0], sizes[1], slopes[0]),
+                                 "flat (within 20%)", verdict(slopes[-1] <= 1.2 * max(slopes[0], 0.05))))
+    return rows

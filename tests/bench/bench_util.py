@@ -87,7 +87,8 @@ class Cluster:
     def up(self, count):
         argv = [CLUSTER_SH, "up", self.name, str(count), "--inventory", self.hosts_file]
         if self.wheelhouse:
-            argv += ["--wheelhouse", self.wheelhouse]
+            # The wheelhouse is also the nodes' counting package index (their only one).
+            argv += ["--wheelhouse", self.wheelhouse, "--upstream"]
         result = measure(argv, timeout=900)
         if result.rc != 0:
             raise RuntimeError("cluster.sh up %s %d failed:\n%s" % (self.name, count, result.tail()))
@@ -102,6 +103,16 @@ class Cluster:
         running = measure(["podman", "ps", "--filter", "label=org.torchfleet.cluster=" + self.name,
                            "--format", "{{ .Names }}"]).stdout.split()
         return len(self.hosts) >= count and len(running) >= count
+
+    def upstream_gets(self):
+        """Paths of the package files the nodes fetched from the counting upstream, one per GET."""
+        path = os.path.join(ROOT, "tests", "output", "clusters", self.name, "upstream", "requests.log")
+        try:
+            with open(path, encoding="utf-8") as handle:
+                lines = [line.split() for line in handle]
+        except OSError:
+            return []
+        return [f[1] for f in lines if len(f) == 3 and f[0] == "GET" and f[1].endswith(".whl") and f[2] == "200"]
 
     def down(self):
         return measure([CLUSTER_SH, "down", self.name], timeout=300)
