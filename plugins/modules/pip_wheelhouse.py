@@ -64,9 +64,11 @@ attributes:
     description: Reports that the bundle would be written and downloads nothing.
   diff_mode:
     support: none
+    description: A bundle has no useful text diff; RV(files) lists what it holds.
   platform:
     support: full
     platforms: posix
+    description: Needs C(pip download) and POSIX ownership.
 '''
 
 EXAMPLES = r'''

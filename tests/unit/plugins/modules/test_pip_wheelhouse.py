@@ -67,7 +67,7 @@ class Pip:
         self.store = store
         self.dest = os.path.join(store, 'train.tar')
         self.probe = (0, version + '\n', '')
-        self.download = None  # (rc, names saved, stdout, stderr); set by the test
+        self.download = (0, [], '', '')  # (rc, names saved, stdout, stderr); set by the test
         self.calls = []
         self.kwargs = []
         self.requirements = []
