@@ -88,7 +88,7 @@ class Cluster:
         argv = [CLUSTER_SH, "up", self.name, str(count), "--inventory", self.hosts_file]
         if self.wheelhouse:
             # The wheelhouse is also the nodes' counting package index (their only one).
-            argv += ["--wheelhouse", self.wheelhouse, "--upstream"]
+            argv += ["--wheelhouse", self.wheelhouse]
         result = measure(argv, timeout=900)
         if result.rc != 0:
             raise RuntimeError("cluster.sh up %s %d failed:\n%s" % (self.name, count, result.tail()))

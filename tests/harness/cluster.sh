@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Local test clusters: Debian bookworm podman containers that Ansible reaches over real SSH.
 #
-#   cluster.sh up NAME N [--outsider] [--systemd] [--privileged] [--mount DIR]... [--wheelhouse DIR] [--upstream] [--inventory FILE] [--molecule-config FILE]
+#   cluster.sh up NAME N [--outsider] [--systemd] [--privileged] [--mount DIR]... [--wheelhouse DIR] [--inventory FILE] [--molecule-config FILE]
 #   cluster.sh down NAME
 #   cluster.sh ips NAME
 #
@@ -10,10 +10,11 @@
 # prints the inventory path. --systemd: systemd is PID 1 of each node (image variant systemd).
 # --privileged: the nodes' /proc/sys is writable (sysctl per network namespace). --mount DIR:
 # DIR of this machine read-only at the same path in each node (a controller's tools for the
-# drift audit schedule, which runs ansible-playbook on the node). --upstream (needs --wheelhouse):
-# container tf-NAME-upstream (host name `upstream`) serves the wheelhouse over HTTP as the
-# nodes' package index (their /etc/pip.conf) and logs every request to
-# tests/output/clusters/NAME/upstream/requests.log, so tests count downloads per package.
+# drift audit schedule, which runs ansible-playbook on the node). --wheelhouse DIR: DIR is
+# mounted read-only in each node, and container tf-NAME-upstream (host name `upstream`) serves
+# it over HTTP as the nodes' only package index (their /etc/pip.conf), logging every request
+# to tests/output/clusters/NAME/upstream/requests.log, so tests count downloads per package.
+# A node's pip never reaches any other index.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -172,8 +173,7 @@ cmd_up() {
       --privileged) run_options+=" --privileged" ;;
       --mount) run_options+=" -v $(cd "$2" && pwd):$(cd "$2" && pwd):ro"; shift ;;
       --mount=*) run_options+=" -v $(cd "${1#--mount=}" && pwd):$(cd "${1#--mount=}" && pwd):ro" ;;
-      --wheelhouse) wheelhouse=$(cd "$2" && pwd); shift ;;
-      --upstream) upstream=true ;;
+      --wheelhouse) wheelhouse=$(cd "$2" && pwd); upstream=true; shift ;;
       --inventory) inventory=$2; shift ;;
       --molecule-config) molecule_config=$2; shift ;;
       *) die "unknown option $1" ;;
@@ -181,7 +181,6 @@ cmd_up() {
     shift
   done
   [[ $count =~ ^[1-9][0-9]?$ ]] || die "node count must be 1..99, got '$count'"
-  ! $upstream || [ -n "$wheelhouse" ] || die "--upstream serves the wheelhouse: give --wheelhouse DIR too"
   require_podman
   local dir; dir=$(state_dir "$cluster")
   mkdir -p "$dir"
@@ -233,7 +232,7 @@ cmd_ips() {
 }
 
 case ${1:-} in
-  up) [ $# -ge 3 ] || die "usage: cluster.sh up NAME N [--outsider] [--systemd] [--privileged] [--mount DIR]... [--wheelhouse DIR] [--upstream] [--inventory FILE] [--molecule-config FILE]"; shift; cmd_up "$@" ;;
+  up) [ $# -ge 3 ] || die "usage: cluster.sh up NAME N [--outsider] [--systemd] [--privileged] [--mount DIR]... [--wheelhouse DIR] [--inventory FILE] [--molecule-config FILE]"; shift; cmd_up "$@" ;;
   down) [ $# -eq 2 ] || die "usage: cluster.sh down NAME"; cmd_down "$2" ;;
   ips) [ $# -eq 2 ] || die "usage: cluster.sh ips NAME"; cmd_ips "$2" ;;
   *) die "usage: cluster.sh up|down|ips NAME ..." ;;

@@ -5,7 +5,7 @@
 Serves one directory and appends ``METHOD PATH STATUS`` to --log for every request, so a
 test or the benchmark can count how often a run really fetched each file.  The benchmark
 runs it on 127.0.0.1 (an ephemeral port, written to --port-file) for the Miniconda
-installer; ``cluster.sh up --upstream`` runs it in a container on the test network
+installer; ``cluster.sh up --wheelhouse DIR`` runs it in a container on the test network
 (--bind ::, IPv4 and IPv6) as the package index the nodes' pip is configured for.
 It stops by itself after --max-seconds.
 """
