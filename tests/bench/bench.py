@@ -302,10 +302,12 @@ def resolve_env_python(bench):
     """The environment interpreter, resolved the way the playbooks do it."""
     expr = ("{{ miniconda_prefix | default('/opt/miniconda3') }}/envs/"
             "{{ (lookup('ansible.builtin.file', conda_env_file) | from_yaml).name }}/bin/python")
+    # The demo inventory finds its spec relative to itself; this inventory lives elsewhere.
+    spec = os.path.join(ROOT, "environments", "demo.yml")
     result = bench.ansible("resolve", ["ansible", bench.cluster.names(1)[0], "-m", "ansible.builtin.debug",
-                                       "-a", "msg=" + expr, "-o"])
+                                       "-a", "msg=" + expr, "-e", "conda_env_file=" + spec, "-o"])
     for line in result.stdout.splitlines():
-        if '"msg": "' in line:
+        if " | SUCCESS" in line and '"msg": "' in line:
             return line.split('"msg": "', 1)[1].split('"', 1)[0]
     raise RuntimeError("cannot resolve the environment's python:\n" + result.tail())
 
