@@ -94,7 +94,8 @@ def test_job_ends_with_its_state_and_leaves_nothing(state_dir, dummy, script, ti
     record = wait_end(state_dir, 'job')
     assert (record['state'], record['rc'], record['reason']) == expected
     assert sleepers() == []
-    assert job_supervisor.current_job(state_dir) is None
+    # result.json is written just before the supervisor exits: the node is free once it is gone
+    eventually(lambda: job_supervisor.current_job(state_dir) is None)
     with open(record['log']) as handle:
         log = handle.read()
     assert {'succeeds': 'hello', 'fails': 'broken', 'passes its deadline': 'started',
