@@ -17,10 +17,12 @@ import os
 import re
 import tarfile
 
+from ansible_collections.torchfleet.cluster.plugins.module_utils.envspec import sha256_file
+from ansible_collections.torchfleet.cluster.plugins.module_utils.envstore import valid_sha256
+
 _CHUNK = 1 << 20
 # A name pip can write into a download directory: no separators, no leading dot.
 _PLAIN_NAME = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.+!-]*\Z')
-_SHA256 = re.compile(r'^[0-9A-Fa-f]{64}\Z')
 
 
 class BundleError(Exception):
@@ -30,14 +32,6 @@ class BundleError(Exception):
 def last_line(text):
     lines = (text or '').strip().splitlines()
     return lines[-1] if lines else 'no output'
-
-
-def file_sha256(path):
-    digest = hashlib.sha256()
-    with open(path, 'rb') as handle:
-        for chunk in iter(lambda: handle.read(_CHUNK), b''):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def pack(directory, tar_path):
@@ -54,7 +48,7 @@ def pack(directory, tar_path):
             info.mode = 0o600
             with open(path, 'rb') as handle:
                 bundle.addfile(info, handle)
-            manifest.append(dict(name=name, sha256=file_sha256(path), size=info.size))
+            manifest.append(dict(name=name, sha256=sha256_file(path), size=info.size))
     return manifest
 
 
@@ -64,8 +58,7 @@ def _manifest(manifest):
     for entry in manifest or ():
         name = entry.get('name') if isinstance(entry, dict) else None
         digest = entry.get('sha256') if isinstance(entry, dict) else None
-        if not isinstance(name, str) or not _PLAIN_NAME.match(name) or not isinstance(digest, str) \
-                or not _SHA256.match(digest):
+        if not isinstance(name, str) or not _PLAIN_NAME.match(name) or not valid_sha256(str(digest).lower()):
             raise BundleError('the manifest entry %r does not name a plain file with its SHA-256 (64 hex digits)' % (entry,))
         wanted[name] = digest.lower()
     return wanted

@@ -96,13 +96,6 @@ def test_last_line(text, last):
     assert wheel_bundle.last_line(text) == last
 
 
-@pytest.mark.parametrize('data', [b'', b'abc', WHEEL_BODY[TORCH]], ids=['empty', 'short', 'over-one-chunk'])
-def test_file_sha256(tmp_path, data):
-    path = tmp_path / 'file'
-    path.write_bytes(data)
-    assert wheel_bundle.file_sha256(str(path)) == sha256(data)
-
-
 # ---------------------------------------------------------------- pack, then unpack
 
 ROUND_TRIPS = [
