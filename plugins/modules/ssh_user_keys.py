@@ -155,10 +155,9 @@ public_key:
 
 import os
 import pwd
-import stat
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_bytes, to_native, to_text
+from ansible.module_utils.common.text.converters import to_native, to_text
 
 from ansible_collections.torchfleet.cluster.plugins.module_utils.safepath import (
     UnsafePathError,
@@ -172,114 +171,14 @@ from ansible_collections.torchfleet.cluster.plugins.module_utils.safepath import
     set_owner_mode,
     write_file,
 )
-
-SSH_DIR_MODE = 0o700
-KEY_MAX_SIZE = 64 * 1024
-SECRET_BEFORE = '(the current private key, not shown)\n'
-SECRET_AFTER = '(the new private key, not shown)\n'
-
-
-class Wanted(object):
-    """One file of ~/.ssh as it should be; ``merge`` builds its content from the current one."""
-
-    def __init__(self, name, mode, merge, secret=False):
-        self.name = name
-        self.mode = mode
-        self.merge = merge
-        self.secret = secret
-
-
-def replace_block(current, marker, block):
-    """``current`` (bytes or None) with ``block`` between the marker lines, laid out as blockinfile does."""
-    lines = current.splitlines(True) if current else []
-    begin = to_bytes(marker.replace('{mark}', 'BEGIN')) + b'\n'
-    end = to_bytes(marker.replace('{mark}', 'END')) + b'\n'
-    body = to_bytes(block)
-    if body and not body.endswith(b'\n'):
-        body += b'\n'
-    new = [begin] + body.splitlines(True) + [end] if body else []
-    # The last BEGIN and the first END after it; lone or reversed markers are left with the
-    # user's lines between them (blockinfile would delete those lines).
-    starts = [i for i, line in enumerate(lines) if line == begin]
-    ends = [i for i, line in enumerate(lines) if line == end and starts and i > starts[-1]]
-    if ends:
-        lines[starts[-1]:ends[0] + 1] = []
-        at = starts[-1]
-    else:
-        at = len(lines)
-    if at > 0 and not lines[at - 1].endswith(b'\n'):
-        lines[at - 1] += b'\n'
-    lines[at:at] = new
-    return b''.join(lines)
-
-
-def public_line(params):
-    words = [params['public_key'].strip()] + ([params['comment']] if params['comment'] else [])
-    return ' '.join(words)
-
-
-def wanted_files(params):
-    key_line = public_line(params)
-    private = to_bytes(params['private_key'].rstrip('\r\n') + '\n')
-    authorized = ' '.join(([params['authorized_key_options']] if params['authorized_key_options'] else []) + [key_line])
-    files = [
-        Wanted(params['key_name'], 0o600, lambda current: private, secret=True),
-        Wanted(params['key_name'] + '.pub', 0o644, lambda current: to_bytes(key_line + '\n')),
-        Wanted('authorized_keys', 0o600,
-               lambda current: replace_block(current, params['authorized_keys_marker'], authorized)),
-    ]
-    if params['ssh_config'] is not None:
-        files.append(Wanted('config', 0o600,
-                            lambda current: replace_block(current, params['ssh_config_marker'], params['ssh_config'])))
-    return files
-
-
-def mode_text(mode):
-    return '%04o' % mode
-
-
-def attribute_diff(header, st, account, mode):
-    """The file module's style of diff for owner, group and mode; [] when they are right."""
-    before, after = {}, {}
-    if st.st_uid != account.pw_uid:
-        before['owner'], after['owner'] = st.st_uid, account.pw_uid
-    if st.st_gid != account.pw_gid:
-        before['group'], after['group'] = st.st_gid, account.pw_gid
-    if stat.S_IMODE(st.st_mode) != mode:
-        before['mode'], after['mode'] = mode_text(stat.S_IMODE(st.st_mode)), mode_text(mode)
-    return [dict(before_header=header, after_header=header, before=before, after=after)] if before else []
-
-
-def content_diff(path, wanted, current, data):
-    if wanted.secret:
-        before, after = (SECRET_BEFORE if current else ''), SECRET_AFTER
-    else:
-        before = to_text(current.data, errors='surrogate_or_replace') if current else ''
-        after = to_text(data, errors='surrogate_or_replace')
-    return [dict(before_header=path, after_header=path, before=before, after=after)]
-
-
-def file_change(ssh_path, wanted, current, account):
-    """(new content, diffs) for one file; new content is None when nothing changes."""
-    path = join(ssh_path, wanted.name)
-    data = wanted.merge(current.data if current else None)
-    diffs = []
-    if current is None or current.data != data:
-        diffs.extend(content_diff(path, wanted, current, data))
-    if current is not None:
-        diffs.extend(attribute_diff('%s (file attributes)' % path, current.st, account, wanted.mode))
-    # Owner or mode alone are fixed by writing the same content anew: no fchown by name.
-    return (data if diffs else None), diffs
-
-
-def dir_diff(ssh_path, st, account):
-    header = '%s (directory)' % ssh_path
-    if st is None:
-        return [dict(before_header=header, after_header=header, before=dict(path=ssh_path, state='absent'),
-                     after=dict(path=ssh_path, state='directory', owner=account.pw_uid, group=account.pw_gid,
-                                mode=mode_text(SSH_DIR_MODE)))]
-    return attribute_diff(header, st, account, SSH_DIR_MODE)
-
+from ansible_collections.torchfleet.cluster.plugins.module_utils.ssh_keys import (
+    KEY_MAX_SIZE,
+    SSH_DIR_MODE,
+    dir_diff,
+    file_change,
+    read_current,
+    wanted_files,
+)
 
 def open_ssh_dir(module, home_fd, ssh_path, trusted):
     """(fd of ~/.ssh, its stat before this run); created unless in check mode, (None, None) then."""
@@ -289,13 +188,6 @@ def open_ssh_dir(module, home_fd, ssh_path, trusted):
     if module.check_mode:
         return None, None
     return make_dir(home_fd, '.ssh', ssh_path, trusted, SSH_DIR_MODE), None
-
-
-def read_current(ssh_fd, ssh_path, names, trusted):
-    """Every file the run will touch, read and checked before anything is written."""
-    if ssh_fd is None:
-        return dict((name, None) for name in names)
-    return dict((name, read_file(ssh_fd, name, join(ssh_path, name), trusted)) for name in names)
 
 
 def ensure_present(module, account, home):

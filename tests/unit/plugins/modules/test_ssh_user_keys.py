@@ -23,6 +23,7 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.torchfleet.cluster.plugins.module_utils import safepath
+from ansible_collections.torchfleet.cluster.plugins.module_utils.file_state import replace_block
 from ansible_collections.torchfleet.cluster.plugins.modules import ssh_user_keys
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson, patch_module_exits
 
@@ -413,7 +414,7 @@ REPLACE_BLOCK = [
 
 @pytest.mark.parametrize('case', REPLACE_BLOCK, ids=[case['id'] for case in REPLACE_BLOCK])
 def test_replace_block(case):
-    assert ssh_user_keys.replace_block(case['current'], '# {mark} m', case['block']) == case['after']
+    assert replace_block(case['current'], '# {mark} m', case['block']) == case['after']
 
 
 def test_a_second_run_waits_for_the_first_and_keeps_its_change(world):
