@@ -107,7 +107,7 @@ def _sysctl_value(data, name):
         line = raw.strip()
         if not line or line[0] in '#;' or '=' not in line:
             continue
-        key, _, rest = line.partition('=')
+        key, rest = line.split('=', 1)
         if key.strip() == name:
             value = ' '.join(rest.split())
     return value

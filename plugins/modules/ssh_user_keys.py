@@ -180,6 +180,7 @@ from ansible_collections.torchfleet.cluster.plugins.module_utils.ssh_keys import
     wanted_files,
 )
 
+
 def open_ssh_dir(module, home_fd, ssh_path, trusted):
     """(fd of ~/.ssh, its stat before this run); created unless in check mode, (None, None) then."""
     fd = open_child_dir(home_fd, '.ssh', ssh_path, trusted)

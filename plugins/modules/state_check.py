@@ -281,7 +281,7 @@ def check_file_params(module):
 def command_differences(module, wanted):
     name = ' '.join(wanted['argv'])
     try:
-        rc, out, err = module.run_command(wanted['argv'])
+        rc, out, err = module.run_command(wanted['argv'], handle_exceptions=False)
     except (IOError, OSError) as exc:
         return ['%s: %s' % (name, to_native(exc))]
     if rc != wanted['rc']:
@@ -328,7 +328,7 @@ def main():
             files=dict(type='list', elements='dict', default=[], options=FILE_OPTIONS),
             commands=dict(type='list', elements='dict', default=[], options=COMMAND_OPTIONS),
             users=dict(type='list', elements='dict', default=[], options=USER_OPTIONS),
-            ssh_user_keys=dict(type='dict', options=KEY_OPTIONS),
+            ssh_user_keys=dict(type='dict', options=KEY_OPTIONS, no_log=False),
         ),
         supports_check_mode=True,
     )
