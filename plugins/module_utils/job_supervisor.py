@@ -184,6 +184,8 @@ def stop(state_dir, name, grace, by='stop requested'):
     while time.time() < deadline:
         if read_json(os.path.join(job_dir(state_dir, name), 'result.json')) is not None:
             return True
+        if not alive(meta.get('supervisor_pid'), meta.get('supervisor_start')):
+            return True  # gone without a result: status() reports the job lost
         time.sleep(0.2)
     raise JobError('job %s: the supervisor (pid %s) did not stop within %s s' % (name, meta['supervisor_pid'], grace + 10))
 
@@ -225,7 +227,6 @@ class Supervisor(object):
                 return
 
     def run(self, log_fd):
-        signal.signal(signal.SIGTERM, self.on_term)
         try:
             job = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd,
                                    env=self.env, close_fds=True, start_new_session=True)
@@ -291,9 +292,12 @@ def _become_supervisor(directory, argv, env, timeout, grace, writer):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+    supervisor = Supervisor(directory, argv, env, time.time() + timeout, grace)
+    # Before the caller learns the pid: a stop sent right after the start must find the handler.
+    signal.signal(signal.SIGTERM, supervisor.on_term)
     os.write(writer, str(os.getpid()).encode())
     os.close(writer)
-    result = Supervisor(directory, argv, env, time.time() + timeout, grace).run(log_fd)
+    result = supervisor.run(log_fd)
     stop_request = read_json(os.path.join(directory, 'stop.json'))
     if result['reason'] == REASON_STOPPED and stop_request:
         result['stopped_by'] = stop_request.get('by')

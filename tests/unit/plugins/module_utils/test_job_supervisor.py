@@ -123,6 +123,18 @@ def test_stop_ends_every_process_of_the_job(state_dir):
     assert sleepers() == []
 
 
+def test_a_stop_right_after_the_start_is_not_lost(state_dir):
+    """The supervisor catches SIGTERM from the moment its pid is known (a replace may follow a start at once)."""
+    for attempt in range(5):
+        name = 'job%d' % attempt
+        start(state_dir, name, SPREAD)
+        with job_supervisor.Lock(state_dir):
+            assert job_supervisor.stop(state_dir, name, 1, by='at once') is True
+        record = job_supervisor.status(state_dir, name)
+        assert (record['state'], record['stopped_by']) == ('stopped', 'at once'), record
+    eventually(lambda: sleepers() == [])
+
+
 def test_replace_stops_the_holder_first(state_dir):
     start(state_dir, 'old', SPREAD)
     eventually(lambda: len(sleepers()) == 3)
