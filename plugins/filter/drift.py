@@ -11,8 +11,26 @@ import json
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.torchfleet.cluster.plugins.plugin_utils import consistency, envspec_expect, reports
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils.plain import plain as _plain
+
+# The engine is imported on first use, not with this file: to resolve any one filter of the
+# collection (ip_networks, say) Ansible imports every filter file, in every forked worker, and the
+# engine's imports (packaging, xml) made each such task cost about 40 ms more per host.
+
+
+def _consistency():
+    from ansible_collections.torchfleet.cluster.plugins.plugin_utils import consistency
+    return consistency
+
+
+def _envspec_expect():
+    from ansible_collections.torchfleet.cluster.plugins.plugin_utils import envspec_expect
+    return envspec_expect
+
+
+def _reports():
+    from ansible_collections.torchfleet.cluster.plugins.plugin_utils import reports
+    return reports
 
 
 def _report(value, name):
@@ -26,6 +44,7 @@ def drift_report(facts, expected=None, rules=None, ignore=None, use_defaults=Tru
     """``{host: torch facts or None}`` → the drift report."""
     if not isinstance(facts, dict):
         raise AnsibleFilterError("drift_report: the input must map host names to torch facts (or null when unreachable)")
+    consistency, envspec_expect = _consistency(), _envspec_expect()
     try:
         return consistency.build_report(
             _plain(facts), expected=_plain(expected), rules=_plain(rules), ignore=_plain(ignore),
@@ -37,6 +56,7 @@ def drift_report(facts, expected=None, rules=None, ignore=None, use_defaults=Tru
 
 def drift_expectations(spec, spec_sha256=None, lock=None, lock_platform="linux-64"):
     """A loaded environment.yml (and optionally a lock's text or loaded mapping) → expectations."""
+    envspec_expect = _envspec_expect()
     try:
         expected = envspec_expect.expectations_from_spec(_plain(spec), spec_sha256=spec_sha256)
         if isinstance(lock, dict):
@@ -49,19 +69,19 @@ def drift_expectations(spec, spec_sha256=None, lock=None, lock_platform="linux-6
 
 
 def drift_table(report, max_rows=50):
-    return reports.to_table(_report(report, "drift_table"), max_rows=int(max_rows))
+    return _reports().to_table(_report(report, "drift_table"), max_rows=int(max_rows))
 
 
 def to_drift_markdown(report, max_rows=200):
-    return reports.to_markdown(_report(report, "to_drift_markdown"), max_rows=int(max_rows))
+    return _reports().to_markdown(_report(report, "to_drift_markdown"), max_rows=int(max_rows))
 
 
 def to_drift_junit(report):
-    return reports.to_junit(_report(report, "to_drift_junit"))
+    return _reports().to_junit(_report(report, "to_drift_junit"))
 
 
 def to_drift_prometheus(report):
-    return reports.to_prometheus(_report(report, "to_drift_prometheus"))
+    return _reports().to_prometheus(_report(report, "to_drift_prometheus"))
 
 
 class FilterModule:
