@@ -233,8 +233,11 @@ def site_run(bench, tag, cluster, extra_env=None):
     cache = os.path.join(bench.work, "cache", "%s-%d" % (tag, bench.serial + 1))
     before, packages_before = bench.installer_gets(), len(cluster.upstream_gets())
     log("%s on %d node(s)" % (tag, len(cluster.hosts)))
+    node_cpu_before = cluster.node_cpu()
     result = bench.playbook(tag, "site.yml", cluster=cluster, extra_vars={"miniconda_cache_dir": cache},
                             extra_env=dict(extra_env or {}, ANSIBLE_CALLBACKS_ENABLED="bench_stats,ansible.posix.profile_roles"))
+    node_cpu_after = cluster.node_cpu()
+    result.node_cpu = None if None in (node_cpu_before, node_cpu_after) else node_cpu_after - node_cpu_before
     result.downloads = bench.installer_gets() - before
     result.package_gets = cluster.upstream_gets()[packages_before:]
     if result.rc != 0:
@@ -245,7 +248,8 @@ def site_run(bench, tag, cluster, extra_env=None):
 
 def summarise_run(result, nodes):
     stats = result.stats or {}
-    return {"wall": result.wall, "cpu": result.cpu, "rc": result.rc, "nodes": nodes, "changed": recap_changed(result.stdout),
+    return {"wall": result.wall, "cpu": result.cpu, "node_cpu": getattr(result, "node_cpu", None), "cores": os.cpu_count(),
+            "rc": result.rc, "nodes": nodes, "changed": recap_changed(result.stdout),
             "downloads": getattr(result, "downloads", None), "ssh": result.ssh,
             "package_gets": package_counts(getattr(result, "package_gets", None)),
             "ssh_by_role": getattr(result, "ssh_by_role", {}),

@@ -121,6 +121,17 @@ class Cluster:
     def down(self):
         return measure([CLUSTER_SH, "down", self.name], timeout=300)
 
+    def node_cpu(self):
+        """CPU seconds the cluster's node containers have used so far (read from their cgroups:
+        sshd, the modules, conda and pip inside them), or None where a cgroup cannot be read."""
+        names = ["tf-%s-%s" % (self.name, name) for name in self.names()]
+        found = measure(["podman", "inspect", "--format", "{{ .State.CgroupPath }}"] + names)
+        paths = found.stdout.split()
+        if found.rc != 0 or len(paths) != len(names):
+            return None
+        used = [_cgroup_cpu_seconds(path) for path in paths]
+        return None if None in used else sum(used)
+
     def _read_inventory(self):
         with open(self.hosts_file, encoding="utf-8") as handle:
             doc = yaml.safe_load(handle)
@@ -138,6 +149,21 @@ class Cluster:
         """What an operator types: a plain ssh with the cluster's key and verified host keys."""
         return [ssh, "-o", "BatchMode=yes", "-i", self.vars["ansible_ssh_private_key_file"]] + \
             shlex.split(self.vars.get("ansible_ssh_common_args", "")) + ["root@" + ip]
+
+
+def _cgroup_cpu_seconds(path):
+    """CPU seconds of one cgroup: cgroup v1 cpuacct (nanoseconds) or v2 cpu.stat (microseconds)."""
+    try:
+        with open("/sys/fs/cgroup/cpuacct%s/cpuacct.usage" % path, encoding="ascii") as handle:
+            return int(handle.read()) / 1e9
+    except (OSError, ValueError):
+        pass
+    try:
+        with open("/sys/fs/cgroup%s/cpu.stat" % path, encoding="ascii") as handle:
+            stat = dict(line.split() for line in handle if line.strip())
+        return int(stat["usage_usec"]) / 1e6
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 class SshCounter:
