@@ -181,12 +181,13 @@ def stop(state_dir, name, grace, by='stop requested'):
     write_json(os.path.join(job_dir(state_dir, name), 'stop.json'), {'by': by, 'at': time.time()})
     os.kill(meta['supervisor_pid'], signal.SIGTERM)
     deadline = time.time() + grace + 10
+    # Done when the supervisor is gone, not when result.json appears: it writes the result just
+    # before it exits, and until then current_job() still names it, so a start that follows at
+    # once would be refused. Gone without a result: status() reports the job lost.
     while time.time() < deadline:
-        if read_json(os.path.join(job_dir(state_dir, name), 'result.json')) is not None:
-            return True
         if not alive(meta.get('supervisor_pid'), meta.get('supervisor_start')):
-            return True  # gone without a result: status() reports the job lost
-        time.sleep(0.2)
+            return True
+        time.sleep(0.1)
     raise JobError('job %s: the supervisor (pid %s) did not stop within %s s' % (name, meta['supervisor_pid'], grace + 10))
 
 

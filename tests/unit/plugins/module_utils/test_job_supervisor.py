@@ -11,6 +11,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -130,9 +132,33 @@ def test_a_stop_right_after_the_start_is_not_lost(state_dir):
         start(state_dir, name, SPREAD)
         with job_supervisor.Lock(state_dir):
             assert job_supervisor.stop(state_dir, name, 1, by='at once') is True
+        # the node is free when stop returns: the next start must not find this job still holding it
+        assert job_supervisor.current_job(state_dir) is None
         record = job_supervisor.status(state_dir, name)
         assert (record['state'], record['stopped_by']) == ('stopped', 'at once'), record
     eventually(lambda: sleepers() == [])
+
+
+def test_stop_returns_once_the_supervisor_is_gone(state_dir):
+    """A result on disk is not enough: until its supervisor exits, current_job() still names the job."""
+    # stands in for a supervisor that has written result.json and not yet exited
+    lingering = subprocess.Popen([sys.executable, '-c', 'import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); '
+                                  'print("ready", flush=True); time.sleep(1)'], stdout=subprocess.PIPE, text=True)
+    try:
+        assert lingering.stdout.readline().strip() == 'ready'
+        directory = job_supervisor.job_dir(state_dir, 'job')
+        os.mkdir(directory)
+        job_supervisor.write_json(os.path.join(directory, 'job.json'), {
+            'name': 'job', 'supervisor_pid': lingering.pid, 'supervisor_start': job_supervisor.process_start_time(lingering.pid)})
+        job_supervisor.write_json(os.path.join(directory, 'result.json'), {'rc': 0, 'reason': 'stopped', 'ended': time.time()})
+        job_supervisor.write_text(os.path.join(state_dir, 'current'), 'job\n')
+        assert job_supervisor.current_job(state_dir) == 'job'
+        with job_supervisor.Lock(state_dir):
+            assert job_supervisor.stop(state_dir, 'job', 1, by='test') is True
+        assert job_supervisor.current_job(state_dir) is None
+    finally:
+        lingering.kill()
+        lingering.wait()
 
 
 def test_replace_stops_the_holder_first(state_dir):
