@@ -201,7 +201,10 @@ class SshCounter:
             subprocess.run(["/usr/bin/ssh", "-O", "exit", "-o", "ControlPath=" + socket_path, "bench"],
                            capture_output=True, check=False, timeout=30)
         for leftover in glob.glob(os.path.join(control, "*")):
-            os.unlink(leftover)
+            try:
+                os.unlink(leftover)
+            except FileNotFoundError:
+                pass  # a master that was exiting removed its socket after the glob
         os.rmdir(control)
 
     @staticmethod
