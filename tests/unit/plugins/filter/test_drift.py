@@ -4,6 +4,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from xml.etree import ElementTree
 
 import pytest
@@ -72,3 +75,17 @@ def test_expectations_with_locks():
 def test_errors_are_filter_errors(name, args):
     with pytest.raises(AnsibleFilterError, match=name):
         FILTERS[name](*args)
+
+
+def test_loading_the_filters_leaves_the_engine_unimported():
+    """Ansible imports every filter file of the collection, in every forked worker, to resolve any
+    one filter (ip_networks, say): the engine and its imports wait for a drift filter's first call."""
+    probe = ("import sys\n"
+             "from ansible_collections.torchfleet.cluster.plugins.filter import drift\n"
+             "drift.FilterModule().filters()\n"
+             "print(' '.join(sorted(m for m in sys.modules if m.endswith(('.consistency', '.reports', '.envspec_expect'))"
+             " or m.split('.')[0] in ('packaging', 'xml'))))\n")
+    loaded = subprocess.run([sys.executable, "-c", probe], env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+                            capture_output=True, text=True, check=True).stdout.split()
+    assert loaded == []
+    assert FILTERS["drift_table"](FILTERS["drift_report"](fleet(2, []), generated_at=0))
