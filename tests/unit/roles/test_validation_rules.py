@@ -153,3 +153,21 @@ SSH_MESH_PREFLIGHT = [
 def test_ssh_mesh_preflight(dummy, variables, expected):
     name = "Check that this host belongs to the mesh group and is not the control host"
     check(broken("ssh_mesh", "preflight.yml", name, variables), expected)
+
+
+LAUNCH_NODE = [
+    ("defaults", {"_launch_nproc": 4}, []),
+    ("no processes", {"_launch_nproc": 0, "launch_nproc_per_node": 0}, ["launch_nproc_per_node must be auto or a positive number, got 0"]),
+    ("interface", {"_launch_nproc": 1, "launch_socket_ifname": "eth0"}, []),
+    ("no such interface", {"_launch_nproc": 1, "launch_socket_ifname": "ib0"},
+     ["training interface \"ib0\" (launch_socket_ifname) is not a Linux interface name or does not exist (interfaces: lo, eth0)"]),
+    ("not an interface name", {"_launch_nproc": 1, "launch_socket_ifname": "eth0 lo",
+                               "ansible_facts": dict(DEBIAN, interfaces=["eth0 lo"])}, ["training interface \"eth0 lo\""]),
+    ("interfaces not gathered", {"_launch_nproc": 1, "launch_socket_ifname": "ib0", "ansible_facts": {}}, []),
+    ("both", {"_launch_nproc": 0, "launch_socket_ifname": "ib0"}, ["launch_nproc_per_node", "training interface"]),
+]
+
+
+@pytest.mark.parametrize("dummy, variables, expected", LAUNCH_NODE, ids=[case[0] for case in LAUNCH_NODE])
+def test_launch_node(dummy, variables, expected):
+    check(broken("launch", "common.yml", "Check the processes per node and the training interface", variables), expected)
