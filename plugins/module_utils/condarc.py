@@ -34,6 +34,24 @@ _YAML_WORDS = frozenset(('true', 'false', 'yes', 'no', 'on', 'off', 'null', 'y',
 _ESCAPES = {'\\': '\\\\', '"': '\\"', '\n': '\\n', '\t': '\\t', '\r': '\\r', '\0': '\\0'}
 _TOP_KEY_RE = re.compile(r'^"?([A-Za-z_][\w.-]*)"?\s*:')
 
+# The options that decide the file's settings, as conda_config takes them; the condarc_text filter
+# checks and converts its input with the same spec, so both render the same text.
+SETTINGS_SPEC = dict(
+    auto_activate=dict(type='bool', default=False),
+    channels=dict(type='list', elements='str'),
+    channel_priority=dict(type='str', choices=['strict', 'flexible', 'disabled']),
+    channel_alias=dict(type='str'),
+    default_channels=dict(type='list', elements='str'),
+    custom_channels=dict(type='dict'),
+    always_yes=dict(type='bool'),
+    notify_outdated_conda=dict(type='bool'),
+    settings=dict(type='dict', default={}),
+)
+OPTION_KEYS = (
+    'channels', 'channel_priority', 'channel_alias', 'default_channels',
+    'custom_channels', 'always_yes', 'notify_outdated_conda',
+)
+
 
 def parse_conda_version(text):
     """Return the version tuple from ``conda --version`` output ("conda 25.5.1"), or None."""
@@ -188,6 +206,26 @@ def _emit_pair(key, value, indent):
     lines = [' ' * indent + _key(key) + ':' + body[0]]
     lines.extend(body[1:])
     return lines
+
+
+def desired_settings(params, version):
+    """The settings the file holds for these options (SETTINGS_SPEC) and conda version.
+
+    Raises ValueError when ``settings`` names an auto-activation key or repeats an option."""
+    extra = params['settings'] or {}
+    clash = sorted(key for key in extra if key in AUTO_ACTIVATE_ALIASES)
+    if clash:
+        raise ValueError('settings must not contain %s: use the auto_activate option, which writes '
+                         'the one key this conda version understands' % ', '.join(clash))
+    repeated = sorted(key for key in extra if key in OPTION_KEYS and params[key] is not None)
+    if repeated:
+        raise ValueError('%s given both as an option and in settings' % ', '.join(repeated))
+    settings = dict(extra)
+    for key in OPTION_KEYS:
+        if params[key] is not None:
+            settings[key] = params[key]
+    settings[auto_activate_key(version)] = params['auto_activate']
+    return settings
 
 
 def render_condarc(settings):

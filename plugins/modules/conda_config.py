@@ -189,19 +189,15 @@ from ansible.module_utils.common.text.converters import to_bytes, to_native
 
 from ansible_collections.torchfleet.cluster.plugins.module_utils import credentials
 from ansible_collections.torchfleet.cluster.plugins.module_utils.condarc import (
-    AUTO_ACTIVATE_ALIASES,
+    SETTINGS_SPEC,
     auto_activate_key,
+    desired_settings,
     other_system_sources,
     parse_conda_version,
     render_condarc,
     top_level_keys,
     version_from_conda_meta,
     version_string,
-)
-
-OPTION_KEYS = (
-    'channels', 'channel_priority', 'channel_alias', 'default_channels',
-    'custom_channels', 'always_yes', 'notify_outdated_conda',
 )
 
 
@@ -229,22 +225,11 @@ def detect_version(module, prefix):
         rc=rc, stdout=out, stderr=err)
 
 
-def desired_settings(module, version):
-    params = module.params
-    extra = params['settings'] or {}
-    clash = sorted(key for key in extra if key in AUTO_ACTIVATE_ALIASES)
-    if clash:
-        module.fail_json(msg='settings must not contain %s: use the auto_activate option, which writes '
-                             'the one key this conda version understands' % ', '.join(clash))
-    repeated = sorted(key for key in extra if key in OPTION_KEYS and params[key] is not None)
-    if repeated:
-        module.fail_json(msg='%s given both as an option and in settings' % ', '.join(repeated))
-    settings = dict(extra)
-    for key in OPTION_KEYS:
-        if params[key] is not None:
-            settings[key] = params[key]
-    settings[auto_activate_key(version)] = params['auto_activate']
-    return settings
+def settings_for(module, version):
+    try:
+        return desired_settings(module.params, version)
+    except ValueError as exc:
+        module.fail_json(msg=to_native(exc))
 
 
 def refuse_readable_credentials(module, settings, path):
@@ -288,25 +273,17 @@ def main():
             prefix=dict(type='path', required=True),
             path=dict(type='path'),
             conda_version=dict(type='str'),
-            auto_activate=dict(type='bool', default=False),
-            channels=dict(type='list', elements='str'),
-            channel_priority=dict(type='str', choices=['strict', 'flexible', 'disabled']),
-            channel_alias=dict(type='str'),
-            default_channels=dict(type='list', elements='str'),
-            custom_channels=dict(type='dict'),
-            always_yes=dict(type='bool'),
-            notify_outdated_conda=dict(type='bool'),
-            settings=dict(type='dict', default={}),
             owner=dict(type='str'),
             group=dict(type='str'),
             mode=dict(type='raw', default='0644'),
+            **SETTINGS_SPEC
         ),
         supports_check_mode=True,
     )
     prefix = module.params['prefix']
     path = module.params['path'] or os.path.join(prefix, '.condarc')
     version = detect_version(module, prefix)
-    settings = desired_settings(module, version)
+    settings = settings_for(module, version)
 
     refuse_readable_credentials(module, settings, path)
     before = read_text(path)
