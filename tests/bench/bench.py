@@ -24,9 +24,10 @@ import time
 
 # Run as a script, so its own directory is on sys.path.
 import bench_table
+import unit_costs
 from bench_util import HERE, ROOT, Cluster, SshCounter, log, measure, median, read_json, round_trips_by_role
 
-PHASES = ("site", "probe", "audit", "engine", "packages")
+PHASES = ("site", "probe", "audit", "unitcost", "engine", "packages")
 CONDA_ENV_ONLY = os.path.join(HERE, "conda_env_only.yml")
 LOOP_PROBE = ("import platform, sys, torch; print(platform.node(), torch.__version__, torch.version.cuda, "
               "torch.backends.cudnn.version(), sys.version.split()[0])")
@@ -233,16 +234,23 @@ def site_run(bench, tag, cluster, extra_env=None):
     cache = os.path.join(bench.work, "cache", "%s-%d" % (tag, bench.serial + 1))
     before, packages_before = bench.installer_gets(), len(cluster.upstream_gets())
     log("%s on %d node(s)" % (tag, len(cluster.hosts)))
-    node_cpu_before = cluster.node_cpu()
-    result = bench.playbook(tag, "site.yml", cluster=cluster, extra_vars={"miniconda_cache_dir": cache},
-                            extra_env=dict(extra_env or {}, ANSIBLE_CALLBACKS_ENABLED="bench_stats,ansible.posix.profile_roles"))
-    node_cpu_after = cluster.node_cpu()
-    result.node_cpu = None if None in (node_cpu_before, node_cpu_after) else node_cpu_after - node_cpu_before
+    result = with_node_cpu(cluster, lambda: bench.playbook(
+        tag, "site.yml", cluster=cluster, extra_vars={"miniconda_cache_dir": cache},
+        extra_env=dict(extra_env or {}, ANSIBLE_CALLBACKS_ENABLED="bench_stats,ansible.posix.profile_roles")))
     result.downloads = bench.installer_gets() - before
     result.package_gets = cluster.upstream_gets()[packages_before:]
     if result.rc != 0:
         bench.note("%s failed (rc %d); its figures are not a converged run:\n%s" % (tag, result.rc, result.tail(15)))
     shutil.rmtree(cache, ignore_errors=True)
+    return result
+
+
+def with_node_cpu(cluster, run):
+    """run() with the CPU the cluster's node containers used meanwhile as result.node_cpu (None where unreadable)."""
+    before = cluster.node_cpu()
+    result = run()
+    after = cluster.node_cpu()
+    result.node_cpu = None if None in (before, after) else after - before
     return result
 
 
@@ -391,6 +399,7 @@ def alternate(bench, variants, runs, warmup=1):
             if index >= warmup:
                 samples[name].append(result)
     return {name: {"wall": median([r.wall for r in rs]), "cpu": median([r.cpu for r in rs]),
+                   "node_cpu": median([getattr(r, "node_cpu", None) for r in rs]),
                    "walls": [round(r.wall, 3) for r in rs], "rc": [r.rc for r in rs],
                    "ssh": getattr(rs[-1], "ssh", None), "tasks": (getattr(rs[-1], "stats", None) or {}).get("hosts")}
             for name, rs in samples.items()}
@@ -406,13 +415,31 @@ def phase_audit(bench):
         hosts = bench.cluster.names(size)
         reports = os.path.join(bench.work, "reports", str(size))
         variants = {
-            "audit": lambda h=hosts, r=reports: bench.playbook(
-                "audit-%d" % len(h), "playbooks/audit.yml", limit=h, extra_vars={"audit_report_dir": r}),
+            "audit": lambda h=hosts, r=reports: with_node_cpu(bench.cluster, lambda: bench.playbook(
+                "audit-%d" % len(h), "playbooks/audit.yml", limit=h, extra_vars={"audit_report_dir": r})),
             "loop": lambda h=hosts: bench.hand_rolled_loop(h),
         }
         log("audit vs hand-rolled loop on %d node(s) (%d rounds)" % (size, bench.args.runs + (index == 0)))
         out[str(size)] = alternate(bench, variants, bench.args.runs, warmup=1 if index == 0 else 0)
         out[str(size)]["reports"] = sorted(os.listdir(reports)) if os.path.isdir(reports) else []
+
+
+def phase_unitcost(bench):
+    """Ansible's own cost of a task on one node here: do-nothing playbooks, alternately."""
+    paths = unit_costs.write_playbooks(os.path.join(bench.work, "unitcost"))
+    runs = {name: [] for name in paths}
+    log("Ansible's cost per task: %d playbooks of do-nothing tasks on %d node(s) (%d rounds)"
+        % (len(paths), len(bench.cluster.hosts), bench.args.runs + 1))
+    for index in range(1 + bench.args.runs):
+        for name, path in paths.items():
+            result = with_node_cpu(bench.cluster, lambda p=path, n=name: bench.ansible("unitcost-" + n, ["ansible-playbook", p]))
+            if result.rc != 0 or result.node_cpu is None:
+                bench.note("unit cost %s: rc %d, node CPU %s:\n%s" % (name, result.rc, result.node_cpu, result.tail(8)))
+                return
+            if index > 0:  # the first round warms the caches
+                runs[name].append({"cpu": result.cpu, "node_cpu": result.node_cpu, "wall": result.wall})
+    samples = unit_costs.summarise(runs)
+    bench.results["unitcost"] = {"samples": samples, "costs": unit_costs.unit_costs(samples, len(bench.cluster.hosts))}
 
 
 def phase_engine(bench):

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from bench_util import median, ratio
+from unit_costs import profile_cost
 
 HEAD = ("#", "measurement", "value", "target", "met")
 # A later per-node CPU slope may be this much steeper than the first and still count as flat.
@@ -13,6 +14,10 @@ FLAT_TOLERANCE = 1.5
 
 def seconds(value):
     return "n/a" if value is None else "%.2f s" % value
+
+
+def millis(value):
+    return "n/a" if value is None else "%.0f ms" % (value * 1000)
 
 
 def times(value):
@@ -30,7 +35,7 @@ def at_most(value, limit):
 def render(results):
     rows = []
     for section in (probe_rows, audit_rows, round_trip_rows, converged_rows, scale_rows, engine_rows, fanout_rows,
-                    package_rows, issue15_rows):
+                    package_rows, issue15_rows, unitcost_rows):
         rows.extend(section(results))
     rows = rows or [("-", "no phase produced figures", "", "", "")]
     widths = [max(len(str(r[i])) for r in rows + [HEAD]) for i in range(len(HEAD))]
@@ -310,4 +315,44 @@ def issue15_rows(results):
         rows.append(_issue15_row("cpu_per_node", "controller CPU per added node, audit %d->%d" % (sizes[-2], sizes[-1]),
                                  "%.2f s/node (%d->%d: %.2f)" % (slopes[-1], sizes[0], sizes[1], slopes[0]),
                                  "flat (within 20%)", verdict(slopes[-1] <= 1.2 * max(slopes[0], 0.05))))
+    return rows
+
+
+def _run_cpu(run):
+    """Controller + node CPU of a run summary, or None."""
+    return None if run.get("node_cpu") is None else run["cpu"] + run["node_cpu"]
+
+
+def _tasks_per_node(hosts):
+    return sum(sum(c.get(k, 0) for k in ("remote", "controller", "delegated_local", "skipped")) for c in hosts.values()) / len(hosts)
+
+
+def unitcost_rows(results):
+    """Ansible's own cost of a task here, and the least CPU the converged run and the audit need for
+    their task profiles: how far the converged/audit ratio can fall without fewer tasks."""
+    costs = (results.get("unitcost") or {}).get("costs")
+    if not costs:
+        return []
+    rows = [("8", "Ansible's cost per task and node (do-nothing tasks)",
+             "set_fact %s, skipped %s, remote %s controller + %s node" % (
+                 millis(costs["set_fact"]), millis(costs["skipped"]), millis(costs["remote_controller"]), millis(costs["remote_node"])), "(info)", ""),
+            ("8", "  start-up; opening a node's connection", "%s; %s per node" % (seconds(costs["startup"]), millis(costs["connection"])),
+             "(info)", "")]
+    site, audit, size = results.get("site") or {}, results.get("audit") or {}, _largest(results, "audit")
+    runs = site.get("converged") or []
+    if not runs or size is None or not runs[-1].get("tasks") or not audit[str(size)]["audit"].get("tasks"):
+        return rows
+    site_cpu = median([_run_cpu(r) for r in runs])
+    audit_run = audit[str(size)]["audit"]
+    audit_cpu = _run_cpu(audit_run)
+    site_least, audit_least = profile_cost(costs, runs[-1]["tasks"]), profile_cost(costs, audit_run["tasks"])
+    for label, cpu, least, hosts in (("converged site.yml", site_cpu, site_least, runs[-1]["tasks"]),
+                                     ("audit.yml", audit_cpu, audit_least, audit_run["tasks"])):
+        rows.append(("8", "%s: CPU, and its tasks at Ansible's cost" % label,
+                     "%s; %.0f tasks/node: %s" % (seconds(cpu), _tasks_per_node(hosts), seconds(least)), "(info)", ""))
+    if site_cpu is not None and audit_cpu is not None:
+        # The audit's work beyond Ansible's cost is the probe, which the converged run also does.
+        least_ratio = ratio(site_least + audit_cpu - audit_least, audit_cpu)
+        rows.append(("8", "least converged/audit CPU for these task profiles",
+                     "%s (measured: %s)" % (times(least_ratio), times(ratio(site_cpu, audit_cpu))), "(info)", ""))
     return rows

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: the benchmark on a podman cluster of its own (name `bench`), torn down at the end.
 #
-#   tests/bench/run.sh [--quick] [--keep] [--reuse] [--nodes N] [--runs R] [--phases site,probe,audit,engine]
+#   tests/bench/run.sh [--quick] [--keep] [--reuse] [--nodes N] [--runs R] [--phases site,probe,audit,unitcost,engine,packages]
 #
 # Extra options may also come from $BENCH_ARGS (`make bench BENCH_ARGS=--quick`). Builds the
 # offline Miniconda stand-in the way tests/harness/demo.sh does, then runs tests/bench/bench.py,
