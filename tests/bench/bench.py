@@ -427,18 +427,15 @@ def phase_audit(bench):
 def phase_unitcost(bench):
     """Ansible's own cost of a task on one node here: do-nothing playbooks, alternately."""
     paths = unit_costs.write_playbooks(os.path.join(bench.work, "unitcost"))
-    runs = {name: [] for name in paths}
+    variants = {name: lambda p=path, n=name: with_node_cpu(
+        bench.cluster, lambda: bench.ansible("unitcost-" + n, ["ansible-playbook", p])) for name, path in paths.items()}
     log("Ansible's cost per task: %d playbooks of do-nothing tasks on %d node(s) (%d rounds)"
         % (len(paths), len(bench.cluster.hosts), bench.args.runs + 1))
-    for index in range(1 + bench.args.runs):
-        for name, path in paths.items():
-            result = with_node_cpu(bench.cluster, lambda p=path, n=name: bench.ansible("unitcost-" + n, ["ansible-playbook", p]))
-            if result.rc != 0 or result.node_cpu is None:
-                bench.note("unit cost %s: rc %d, node CPU %s:\n%s" % (name, result.rc, result.node_cpu, result.tail(8)))
-                return
-            if index > 0:  # the first round warms the caches
-                runs[name].append({"cpu": result.cpu, "node_cpu": result.node_cpu, "wall": result.wall})
-    samples = unit_costs.summarise(runs)
+    samples = alternate(bench, variants, bench.args.runs)
+    unusable = sorted(name for name, sample in samples.items() if any(sample["rc"]) or sample["node_cpu"] is None)
+    if unusable:
+        bench.note("unit costs not computed: %s failed or had no node CPU" % ", ".join(unusable))
+        return
     bench.results["unitcost"] = {"samples": samples, "costs": unit_costs.unit_costs(samples, len(bench.cluster.hosts))}
 
 

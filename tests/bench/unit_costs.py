@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Ansible's own cost of a task on this machine, and what a run's task profile costs at the least.
 
-Four playbooks of do-nothing tasks run alternately on the bench cluster: an empty play (start-up),
+Five playbooks of do-nothing tasks run alternately on the bench cluster: an empty play (start-up),
 one remote no-op (`ping`, which also opens each node's connection), K remote no-ops, K `set_fact`
 and K skipped tasks. From their controller CPU and the node containers' CPU come the costs of one
 task on one node. A run's task profile (bench_stats: remote, controller, delegated and skipped
@@ -12,8 +12,6 @@ results per node) priced at those costs is the CPU it needs even if none of its 
 from __future__ import annotations
 
 import os
-
-from bench_util import median
 
 TASKS = 10
 KINDS = {
@@ -44,7 +42,7 @@ def write_playbooks(directory):
 
 
 def unit_costs(samples, nodes):
-    """Costs in CPU seconds from the variants' medians ({variant: {"cpu", "node_cpu", "wall"}})."""
+    """Costs in CPU seconds from the variants' medians ({variant: {"cpu", "node_cpu", ...}}, as bench.alternate gives)."""
     empty = samples["empty"]["cpu"]
     per_task = nodes * TASKS
 
@@ -68,9 +66,3 @@ def profile_cost(costs, hosts):
         total += counts.get("skipped", 0) * costs["skipped"]
         total += costs["connection"] if counts.get("remote", 0) else 0.0
     return total
-
-
-def summarise(results):
-    """Median cpu, node_cpu and wall of each variant's runs."""
-    return {name: {key: median([run[key] for run in runs]) for key in ("cpu", "node_cpu", "wall")}
-            for name, runs in results.items()}
