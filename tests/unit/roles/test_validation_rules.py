@@ -61,6 +61,8 @@ FIREWALL_PREFLIGHT = [
     ("defaults", {}, []),
     ("not a member", {"inventory_hostname": "node7"}, ["the host is not in group 'torch_nodes'"]),
     ("the controller", {"ansible_connection": "local"}, ["it is the machine Ansible runs on"]),
+    ("the controller, connection by its full name", {"ansible_connection": "ansible.builtin.local"},
+     ["it is the machine Ansible runs on"]),
     ("controller allowed", {"ansible_connection": "local", "firewall_allow_controller": True}, []),
     ("unknown system", {"ansible_facts": dict(DEBIAN, distribution="Alpine", os_family="Alpine")},
      ["no backend is known for Alpine"]),
@@ -146,6 +148,8 @@ SSH_MESH_PREFLIGHT = [
     ("not a member", {"inventory_hostname": "node7"}, ["node7 must be a member of group 'torch_nodes'"]),
     ("the controller", {"inventory_hostname": "localhost", "groups": {"torch_nodes": ["localhost"]}},
      ["localhost is the machine Ansible runs on"]),
+    ("the controller, connection by its full name", {"ansible_connection": "ansible.builtin.local"},
+     ["node0 is the machine Ansible runs on"]),
 ]
 
 
