@@ -225,8 +225,22 @@ def phase_site(bench):
         one = site_run(bench, "site-first-1", single)
         out["fanout"]["1"] = one.downloads
         out["first_single"] = summarise_run(one, 1)
+        log("converged site.yml vs audit.yml on the one-node cluster (%d rounds)" % (runs + 1))
+        out["single_converged"] = converged_vs_audit(bench, single, runs)
     finally:
         single.down()
+
+
+def converged_vs_audit(bench, cluster, runs):
+    """Converged site.yml and audit.yml alternately on `cluster`: on one node nothing else shares
+    the node's CPU, so their ratio is what the tasks themselves cost, not the nodes' contention."""
+    reports = os.path.join(bench.work, "reports", cluster.name)
+    variants = {
+        "site": lambda: with_node_cpu(cluster, lambda: bench.playbook("site-converged-%s" % cluster.name, "site.yml", cluster=cluster)),
+        "audit": lambda: with_node_cpu(cluster, lambda: bench.playbook(
+            "audit-%s" % cluster.name, "playbooks/audit.yml", cluster=cluster, extra_vars={"audit_report_dir": reports})),
+    }
+    return alternate(bench, variants, runs)
 
 
 def site_run(bench, tag, cluster, extra_env=None):

@@ -284,6 +284,11 @@ def issue15_rows(results):
         value = ratio(median([r["wall"] for r in runs]), audit[str(size)]["audit"]["wall"])
         rows.append(_issue15_row("site_vs_audit", "converged site.yml / audit.yml, %d nodes" % size, times(value),
                                  "<= 2.00x", verdict(at_most(value, 2.0))))
+    single = site.get("single_converged") or {}
+    if single.get("site") and single.get("audit"):
+        rows.append(("7", "  same, 1 node (no other node shares the CPU)", "%s / %s = %s" % (
+            seconds(single["site"]["wall"]), seconds(single["audit"]["wall"]),
+            times(ratio(single["site"]["wall"], single["audit"]["wall"]))), "(info)", ""))
     if runs:
         count = _per_node(runs[-1].get("ssh"))[0]
         rows.append(_issue15_row("round_trips", "SSH round trips per node, converged site.yml", _join(count, ""),
