@@ -15,8 +15,11 @@ __metaclass__ = type
 import hashlib
 import os
 import re
+import stat
 import tarfile
+import time
 
+from ansible_collections.torchfleet.cluster.plugins.module_utils import safepath
 from ansible_collections.torchfleet.cluster.plugins.module_utils.envspec import sha256_file
 from ansible_collections.torchfleet.cluster.plugins.module_utils.envstore import valid_sha256
 
@@ -102,3 +105,27 @@ def unpack_verified(tar_path, manifest, directory):
     if missing:
         raise BundleError('the bundle lacks %s' % ', '.join(missing))
     return sorted(seen)
+
+
+def remove_stale(directory, max_age, keep=(), trusted_uids=(), now=None):
+    """Remove the bundles (regular ``*.tar`` files) in ``directory`` last written more than ``max_age``
+    seconds ago, except the names in ``keep``; returns the names removed, sorted.
+
+    Killed runs leave their bundles behind. The directory is opened through safepath (each
+    component root's or a trusted user's, no link another user controls), and every file is
+    removed relative to that descriptor, so a path changed meanwhile leads nowhere else."""
+    now = time.time() if now is None else now
+    removed = []
+    with safepath.closing(safepath.open_dir(directory, trusted_uids)) as dir_fd:
+        for entry in os.scandir(dir_fd):
+            if not entry.name.endswith('.tar') or entry.name in keep:
+                continue
+            st = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode) or now - st.st_mtime <= max_age:
+                continue
+            try:
+                os.unlink(entry.name, dir_fd=dir_fd)
+            except FileNotFoundError:
+                continue  # another run removed it first
+            removed.append(entry.name)
+    return sorted(removed)

@@ -165,6 +165,14 @@ options:
       - Required with O(pip_bundle).
     type: list
     elements: dict
+  pip_bundle_max_age_hours:
+    description:
+      - When a build uses O(pip_bundle), first remove the other bundles (regular C(*.tar) files) in its directory that were
+        last written more than this many hours ago. A run that was killed leaves its bundles there.
+      - Files are removed relative to the checked directory, never through a path another user could change.
+      - V(0) removes nothing.
+    type: int
+    default: 0
 attributes:
   check_mode:
     support: full
@@ -292,6 +300,12 @@ pip_bundle_files:
   type: list
   elements: str
   sample: [torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl]
+pip_bundles_removed:
+  description: Older bundles in the directory of O(pip_bundle) that this build removed (O(pip_bundle_max_age_hours)).
+  returned: when a build used O(pip_bundle)
+  type: list
+  elements: str
+  sample: [train.a1b2c3d4.tar]
 '''
 
 import os
@@ -302,6 +316,7 @@ from ansible_collections.torchfleet.cluster.plugins.module_utils import conda as
 from ansible_collections.torchfleet.cluster.plugins.module_utils.collection_version import COLLECTION_VERSION
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envstore
+from ansible_collections.torchfleet.cluster.plugins.module_utils import safepath
 from ansible_collections.torchfleet.cluster.plugins.module_utils import tree_owner
 from ansible_collections.torchfleet.cluster.plugins.module_utils import wheel_bundle
 from ansible_collections.torchfleet.cluster.plugins.module_utils import trusted_exec
@@ -628,6 +643,7 @@ class CondaEnv:
         finding = trusted_exec.untrusted_writer(os.path.dirname(bundle))
         if finding is not None:
             raise BuildError(trusted_exec.describe(finding, 'install from %s' % bundle))
+        self.remove_stale_bundles(bundle)
         wheels = os.path.join(workdir, 'wheels')
         os.mkdir(wheels, 0o700)
         try:
@@ -637,6 +653,18 @@ class CondaEnv:
         self.pip_environ = {'PIP_NO_INDEX': '1', 'PIP_FIND_LINKS': wheels}
         self.conda_cli().environ.update(self.pip_environ)
         self.result['pip_bundle_files'] = names
+
+    def remove_stale_bundles(self, bundle):
+        hours = self.module.params['pip_bundle_max_age_hours']
+        self.result['pip_bundles_removed'] = []
+        if hours == 0:
+            return
+        try:
+            self.result['pip_bundles_removed'] = wheel_bundle.remove_stale(
+                os.path.dirname(bundle), hours * 3600, keep=(os.path.basename(bundle),), trusted_uids=(os.geteuid(),))
+        except (safepath.UnsafePathError, OSError) as exc:
+            # Housekeeping only: the build goes on with the verified bundle.
+            self.module.warn('%s: older bundles beside %s were left in place: %s' % (self.name, bundle, exc))
 
     def run_conda(self, workdir):
         conda = self.conda_cli()
@@ -739,6 +767,7 @@ def main():
             lock_timeout=dict(type='int', default=300),
             pip_bundle=dict(type='path'),
             pip_bundle_files=dict(type='list', elements='dict'),
+            pip_bundle_max_age_hours=dict(type='int', default=0),
         ),
         mutually_exclusive=[('spec', 'spec_content'), ('lock', 'lock_content')],
         required_together=[('pip_bundle', 'pip_bundle_files')],
@@ -746,7 +775,7 @@ def main():
                      ('state', 'rolled_back', ('spec', 'spec_content'), True)],
         supports_check_mode=True,
     )
-    for option in ('keep_previous', 'lock_timeout'):
+    for option in ('keep_previous', 'lock_timeout', 'pip_bundle_max_age_hours'):
         if module.params[option] < 0:
             module.fail_json(msg='%s must be 0 or more, got %d' % (option, module.params[option]))
     if not envstore.valid_name(module.params['name']):

@@ -241,3 +241,71 @@ def test_unpack_does_not_write_through_a_planted_symlink(tmp_path):
         wheel_bundle.unpack_verified(str(tar_path), manifest, str(target))
     assert 'File exists' in str(caught.value)
     assert victim.read_bytes() == b'keep me\n' and os.path.islink(str(target / SIX))
+
+
+# ---- remove_stale: what killed runs left beside a new bundle --------------------------------
+DAY = 86400
+NOW = 1_800_000_000
+
+
+def aged(path, seconds, body=b'bundle\n'):
+    path.write_bytes(body)
+    os.utime(str(path), (NOW - seconds, NOW - seconds))
+    return path
+
+
+def test_remove_stale_removes_old_bundles_only(tmp_path):
+    aged(tmp_path / 'train.killed.tar', 2 * DAY)
+    aged(tmp_path / 'other.killed.tar', DAY + 1)
+    aged(tmp_path / 'train.live.tar', DAY - 60)        # a run still going
+    aged(tmp_path / 'train.mine.tar', 3 * DAY)         # this build's own (kept by name)
+    aged(tmp_path / 'notes.txt', 3 * DAY)              # not a bundle
+    (tmp_path / 'old.d.tar').mkdir()                   # not a regular file
+    os.utime(str(tmp_path / 'old.d.tar'), (NOW - 3 * DAY, NOW - 3 * DAY))
+    removed = wheel_bundle.remove_stale(str(tmp_path), DAY, keep=('train.mine.tar',), now=NOW)
+    assert removed == ['other.killed.tar', 'train.killed.tar']
+    assert sorted(os.listdir(str(tmp_path))) == ['notes.txt', 'old.d.tar', 'train.live.tar', 'train.mine.tar']
+
+
+def test_remove_stale_never_follows_a_link(tmp_path):
+    victim_dir = tmp_path / 'elsewhere'
+    victim_dir.mkdir()
+    victim = aged(victim_dir / 'backup.tar', 9 * DAY, b'keep me\n')
+    bundles = tmp_path / 'bundles'
+    bundles.mkdir()
+    os.symlink(str(victim), str(bundles / 'planted.tar'))
+    assert wheel_bundle.remove_stale(str(bundles), DAY, now=NOW) == []
+    assert victim.read_bytes() == b'keep me\n' and os.path.islink(str(bundles / 'planted.tar'))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason='needs root to give a directory to another user')
+def test_remove_stale_refuses_a_directory_another_user_controls(tmp_path):
+    bundles = tmp_path / 'bundles'
+    bundles.mkdir()
+    old = aged(bundles / 'train.killed.tar', 9 * DAY)
+    os.chown(str(bundles), 65534, 65534)
+    with pytest.raises(wheel_bundle.safepath.UnsafePathError) as caught:
+        wheel_bundle.remove_stale(str(bundles), DAY, now=NOW)
+    assert 'is owned by' in str(caught.value) and old.exists()
+
+
+def test_remove_stale_follows_a_directory_link_only_root_could_make(tmp_path):
+    real = tmp_path / 'real'
+    real.mkdir()
+    old = aged(real / 'train.killed.tar', 9 * DAY)
+    os.symlink(str(real), str(tmp_path / 'link'))
+    assert wheel_bundle.remove_stale(str(tmp_path / 'link'), DAY, now=NOW) == ['train.killed.tar']
+    assert not old.exists()
+
+
+def test_remove_stale_refuses_a_directory_link_in_a_shared_directory(tmp_path):
+    real = tmp_path / 'real'
+    real.mkdir()
+    old = aged(real / 'train.killed.tar', 9 * DAY)
+    shared = tmp_path / 'shared'   # like /tmp: anyone may add a link there
+    shared.mkdir()
+    os.chmod(str(shared), 0o1777)
+    os.symlink(str(real), str(shared / 'bundles'))
+    with pytest.raises(wheel_bundle.safepath.UnsafePathError) as caught:
+        wheel_bundle.remove_stale(str(shared / 'bundles'), DAY, now=NOW)
+    assert 'symlink' in str(caught.value) and old.exists()
