@@ -30,11 +30,22 @@ def plugins():
     load_plugins()
 
 
-def task(role, tasks_file, name):
-    for entry in DataLoader().load_from_file(os.path.join(ROLES, role, "tasks", tasks_file), trusted_as_template=True):
-        if entry["name"] == name:
+def _find(entries, name):
+    for entry in entries:
+        if entry.get("name") == name:
             return entry
-    raise AssertionError("%s/tasks/%s has no task %r" % (role, tasks_file, name))
+        found = _find(entry.get("block", []) + entry.get("rescue", []) + entry.get("always", []), name)
+        if found is not None:
+            return found
+    return None
+
+
+def task(role, tasks_file, name):
+    """The task named ``name`` in the file, inside blocks too."""
+    found = _find(DataLoader().load_from_file(os.path.join(ROLES, role, "tasks", tasks_file), trusted_as_template=True), name)
+    if found is None:
+        raise AssertionError("%s/tasks/%s has no task %r" % (role, tasks_file, name))
+    return found
 
 
 def broken(role, tasks_file, name, variables):
@@ -175,3 +186,22 @@ LAUNCH_NODE = [
 @pytest.mark.parametrize("dummy, variables, expected", LAUNCH_NODE, ids=[case[0] for case in LAUNCH_NODE])
 def test_launch_node(dummy, variables, expected):
     check(broken("launch", "common.yml", "Check the processes per node and the training interface", variables), expected)
+
+
+BUNDLE_AGE = [
+    ("default", {}, True),
+    ("zero keeps every bundle", {"conda_env_pip_bundle_max_age_hours": 0}, True),
+    ("a week", {"conda_env_pip_bundle_max_age_hours": 168}, True),
+    ("negative", {"conda_env_pip_bundle_max_age_hours": -1}, False),
+]
+
+
+@pytest.mark.parametrize("dummy, variables, expected", BUNDLE_AGE, ids=[case[0] for case in BUNDLE_AGE])
+def test_conda_env_bundle_age(dummy, variables, expected):
+    loader = DataLoader()
+    scope = dict(loader.load_from_file(os.path.join(ROLES, "conda_env", "defaults", "main.yml"), trusted_as_template=True))
+    scope.update(NODE)
+    scope.update(variables)
+    age_check = task("conda_env", "fanout.yml", "Check conda_env_pip_bundle_max_age_hours before anything is downloaded")
+    that = age_check["ansible.builtin.assert"]["that"]
+    assert Templar(loader=loader, variables=scope).template(trust_as_template("{{ %s }}" % that)) is expected
