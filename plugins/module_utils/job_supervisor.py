@@ -313,7 +313,12 @@ def start(state_dir, name, argv, env, user, timeout, grace, replace):
         holder = current_job(state_dir)
         replaced = None
         if holder == name:
-            return status(state_dir, name), None
+            record = status(state_dir, name)
+            # Its supervisor names it until it exits, a moment after writing the result: a job
+            # that has ended already ran, whether or not that moment has passed.
+            if record['state'] == 'running':
+                return record, None
+            holder = None
         if holder is not None:
             if not replace:
                 raise JobError('job %s is still running on this node (started %s); stop it first or set replace'

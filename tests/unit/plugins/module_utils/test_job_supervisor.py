@@ -178,6 +178,16 @@ def test_a_name_runs_once(state_dir):
         start(state_dir, 'job', 'exit 0')
 
 
+def test_a_name_runs_once_while_its_supervisor_is_exiting(state_dir, monkeypatch):
+    """The moment between the result and the supervisor's exit, when current_job() still names the job."""
+    start(state_dir, 'job', 'exit 0')
+    wait_end(state_dir, 'job')
+    monkeypatch.setattr(job_supervisor, 'alive', lambda pid, start_time: True)
+    assert job_supervisor.current_job(state_dir) == 'job'
+    with pytest.raises(job_supervisor.JobError, match='job job already ran on this node'):
+        start(state_dir, 'job', 'exit 0')
+
+
 def test_a_supervisor_that_died_is_reported_lost(state_dir):
     record, dummy = start(state_dir, 'job', 'sleep %s' % SECONDS[2])
     os.kill(record['supervisor_pid'], 9)
