@@ -141,14 +141,17 @@ class Lock(object):
 
 
 def current_job(state_dir):
-    """Name of the job holding the node, if its supervisor still runs."""
+    """Name of the job holding the node: its supervisor still runs and has not written its result.
+    The supervisor writes the result once nothing of the job is left, and exits a moment later."""
     try:
         with open(os.path.join(state_dir, 'current')) as handle:
             name = handle.read().strip()
     except OSError:
         return None
-    meta = read_json(os.path.join(job_dir(state_dir, name), 'job.json')) if name else None
-    if meta and alive(meta.get('supervisor_pid'), meta.get('supervisor_start')):
+    directory = job_dir(state_dir, name) if name else None
+    meta = read_json(os.path.join(directory, 'job.json')) if directory else None
+    if meta and alive(meta.get('supervisor_pid'), meta.get('supervisor_start')) \
+            and not os.path.exists(os.path.join(directory, 'result.json')):
         return name
     return None
 
@@ -181,9 +184,8 @@ def stop(state_dir, name, grace, by='stop requested'):
     write_json(os.path.join(job_dir(state_dir, name), 'stop.json'), {'by': by, 'at': time.time()})
     os.kill(meta['supervisor_pid'], signal.SIGTERM)
     deadline = time.time() + grace + 10
-    # Done when the supervisor is gone, not when result.json appears: it writes the result just
-    # before it exits, and until then current_job() still names it, so a start that follows at
-    # once would be refused. Gone without a result: status() reports the job lost.
+    # Done when the supervisor is gone, so the caller may act on a finished record. Gone without
+    # a result: status() reports the job lost.
     while time.time() < deadline:
         if not alive(meta.get('supervisor_pid'), meta.get('supervisor_start')):
             return True
@@ -313,12 +315,7 @@ def start(state_dir, name, argv, env, user, timeout, grace, replace):
         holder = current_job(state_dir)
         replaced = None
         if holder == name:
-            record = status(state_dir, name)
-            # Its supervisor names it until it exits, a moment after writing the result: a job
-            # that has ended already ran, whether or not that moment has passed.
-            if record['state'] == 'running':
-                return record, None
-            holder = None
+            return status(state_dir, name), None
         if holder is not None:
             if not replace:
                 raise JobError('job %s is still running on this node (started %s); stop it first or set replace'

@@ -140,7 +140,7 @@ def test_a_stop_right_after_the_start_is_not_lost(state_dir):
 
 
 def test_stop_returns_once_the_supervisor_is_gone(state_dir):
-    """A result on disk is not enough: until its supervisor exits, current_job() still names the job."""
+    """stop() waits for the supervisor itself, not only for its result."""
     # stands in for a supervisor that has written result.json and not yet exited
     lingering = subprocess.Popen([sys.executable, '-c', 'import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); '
                                   'print("ready", flush=True); time.sleep(1)'], stdout=subprocess.PIPE, text=True)
@@ -152,9 +152,10 @@ def test_stop_returns_once_the_supervisor_is_gone(state_dir):
             'name': 'job', 'supervisor_pid': lingering.pid, 'supervisor_start': job_supervisor.process_start_time(lingering.pid)})
         job_supervisor.write_json(os.path.join(directory, 'result.json'), {'rc': 0, 'reason': 'stopped', 'ended': time.time()})
         job_supervisor.write_text(os.path.join(state_dir, 'current'), 'job\n')
-        assert job_supervisor.current_job(state_dir) == 'job'
+        assert job_supervisor.current_job(state_dir) is None  # the result is written: the job holds nothing
         with job_supervisor.Lock(state_dir):
             assert job_supervisor.stop(state_dir, 'job', 1, by='test') is True
+        assert lingering.poll() is not None
         assert job_supervisor.current_job(state_dir) is None
     finally:
         lingering.kill()
@@ -178,14 +179,18 @@ def test_a_name_runs_once(state_dir):
         start(state_dir, 'job', 'exit 0')
 
 
-def test_a_name_runs_once_while_its_supervisor_is_exiting(state_dir, monkeypatch):
-    """The moment between the result and the supervisor's exit, when current_job() still names the job."""
+def test_an_ended_job_holds_nothing_while_its_supervisor_is_exiting(state_dir, monkeypatch):
+    """The moment between the supervisor's result and its exit: the job has ended, so the name is
+    spent and the node is free for another job."""
     start(state_dir, 'job', 'exit 0')
     wait_end(state_dir, 'job')
     monkeypatch.setattr(job_supervisor, 'alive', lambda pid, start_time: True)
-    assert job_supervisor.current_job(state_dir) == 'job'
+    assert job_supervisor.current_job(state_dir) is None
     with pytest.raises(job_supervisor.JobError, match='job job already ran on this node'):
         start(state_dir, 'job', 'exit 0')
+    record, replaced = start(state_dir, 'next', 'exit 0')
+    assert record['name'] == 'next' and replaced is None
+    assert wait_end(state_dir, 'next')['state'] == 'succeeded'
 
 
 def test_a_supervisor_that_died_is_reported_lost(state_dir):
