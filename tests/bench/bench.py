@@ -175,6 +175,17 @@ class Bench:
             argv += ["-e", "%s=%s" % (key, value)]
         return self.ansible(tag, argv, limit=limit, extra_env=extra_env, cluster=cluster)
 
+    def ansible_floor(self, hosts):
+        """The loop's own command as the only task of a playbook: what Ansible costs before the audit adds anything."""
+        path = os.path.join(self.work, "ansible-floor.yml")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps([{
+                "name": "Ansible's floor: the hand-rolled loop's probe as one task", "hosts": "torch_nodes",
+                "gather_facts": False, "become": False,
+                "tasks": [{"name": "Run the loop's probe", "ansible.builtin.command": {"argv": [self.env_python, "-c", LOOP_PROBE]},
+                           "changed_when": False}]}], indent=1) + "\n")
+        return self.ansible("floor-%d" % len(hosts), ["ansible-playbook", path], limit=hosts)
+
     def hand_rolled_loop(self, hosts):
         """What an operator writes instead of the audit: xargs -P over ssh, one python line each."""
         ssh_env, ssh_log, _control = self.counter.new_run("loop")
@@ -432,8 +443,9 @@ def phase_audit(bench):
             "audit": lambda h=hosts, r=reports: with_node_cpu(bench.cluster, lambda: bench.playbook(
                 "audit-%d" % len(h), "playbooks/audit.yml", limit=h, extra_vars={"audit_report_dir": r})),
             "loop": lambda h=hosts: bench.hand_rolled_loop(h),
+            "floor": lambda h=hosts: bench.ansible_floor(h),
         }
-        log("audit vs hand-rolled loop on %d node(s) (%d rounds)" % (size, bench.args.runs + (index == 0)))
+        log("audit vs hand-rolled loop vs Ansible's floor on %d node(s) (%d rounds)" % (size, bench.args.runs + (index == 0)))
         out[str(size)] = alternate(bench, variants, bench.args.runs, warmup=1 if index == 0 else 0)
         out[str(size)]["reports"] = sorted(os.listdir(reports)) if os.path.isdir(reports) else []
 
