@@ -98,10 +98,13 @@ def audit_rows(results):
         target, met = ("<= 1.50x", verdict(at_most(value, 1.5))) if key == size else ("(info)", "")
         rows.append(("2", "audit.yml vs xargs -P ssh loop, %d node(s)" % key,
                      "%s vs %s = %s" % (seconds(audit), seconds(loop), times(value)), target, met))
-        floor = (entry.get("floor") or {}).get("wall")
+        floor = _floor_wall(entry)
         if floor is not None:
             rows.append(("2", "  Ansible's floor (the loop's probe as one task)", "%s = %s of the loop; audit %s of it" % (
                 seconds(floor), times(ratio(floor, loop)), times(ratio(audit, floor))), "(info)", ""))
+        elif "floor" in entry:
+            rows.append(("2", "  Ansible's floor (the loop's probe as one task)", "failed, exit codes %s (see logs/)" % " ".join(
+                str(rc) for rc in entry["floor"].get("rc", [])), "(info)", ""))
     entry = results["audit"][str(size)]
     missing = {"latest.json", "latest.md", "latest.junit.xml", "torchfleet_drift.prom"} - set(entry.get("reports", []))
     rows.append(("2", "audit reports written (%d nodes)" % size, "all 4" if not missing else "missing " + ", ".join(sorted(missing)),
@@ -110,6 +113,12 @@ def audit_rows(results):
     if any(rcs):
         rows.append(("2", "audit exit codes", " ".join(str(rc) for rc in rcs), "0 (consistent)", "NO"))
     return rows
+
+
+def _floor_wall(entry):
+    """Wall time of Ansible's floor at one size, or None when it was not run or any run of it failed."""
+    floor = entry.get("floor") or {}
+    return None if not floor or any(floor.get("rc", [])) else floor.get("wall")
 
 
 def _per_node(ssh_counts, hosts=None):
@@ -317,11 +326,10 @@ def issue15_rows(results):
         values = [ratio(audit[str(k)]["audit"]["wall"], audit[str(k)]["loop"]["wall"]) for k in sorted(set(loops))]
         rows.append(_issue15_row("audit_vs_loop", "audit / hand-rolled ssh loop, %s nodes" % " and ".join(str(k) for k in sorted(set(loops))),
                                  ", ".join(times(v) for v in values), "<= 1.30x", verdict(all(at_most(v, 1.3) for v in values))))
-        floors = [ratio(audit[str(k)]["floor"]["wall"], audit[str(k)]["loop"]["wall"])
-                  for k in sorted(set(loops)) if "floor" in audit[str(k)]]
+        floors = [(_floor_wall(audit[str(k)]), audit[str(k)]["loop"]["wall"]) for k in sorted(set(loops)) if "floor" in audit[str(k)]]
         if floors:
-            rows.append(("7", "  same, Ansible's floor: the loop's probe as one task", ", ".join(times(v) for v in floors),
-                         "(info)", ""))
+            rows.append(("7", "  same, Ansible's floor: the loop's probe as one task",
+                         ", ".join("failed" if floor is None else times(ratio(floor, loop)) for floor, loop in floors), "(info)", ""))
     sizes = sorted(int(k) for k in audit if k.isdigit())
     if len(sizes) >= 3:
         cpu = dict((k, audit[str(k)]["audit"]["cpu"]) for k in sizes)
