@@ -47,7 +47,7 @@ def main(argv):
         % (world, local_rank, dist.get_backend(), pwd.getpwuid(os.getuid()).pw_name))
     if rank in args.fail_rank:
         say(rank, "exits 1 on purpose (--fail-rank)")
-        sys.exit(1)
+        return 1
     if rank in args.hang_rank:
         say(rank, "stops making progress on purpose (--hang-rank)")
         while True:
@@ -89,9 +89,9 @@ def main(argv):
 
 if __name__ == "__main__":
     code = main(sys.argv[1:])
-    # Leave without the interpreter's own teardown: after a clean destroy_process_group, torch's
-    # C++ threads can still abort it (SIGABRT, "terminate called without an active exception"),
-    # which torchrun reports as a failed rank.
+    # Every outcome leaves here, without the interpreter's own teardown: torch's C++ threads can
+    # abort it (SIGABRT, "terminate called without an active exception"), even after a clean
+    # destroy_process_group, and torchrun would report that instead of the rank's exit code.
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
