@@ -175,7 +175,7 @@ class Bench:
             argv += ["-e", "%s=%s" % (key, value)]
         return self.ansible(tag, argv, limit=limit, extra_env=extra_env, cluster=cluster)
 
-    def ansible_floor(self, hosts):
+    def write_floor_playbook(self):
         """The loop's own command as the only task of a playbook: what Ansible costs before the audit adds anything."""
         path = os.path.join(self.work, "ansible-floor.yml")
         with open(path, "w", encoding="utf-8") as handle:
@@ -184,7 +184,7 @@ class Bench:
                 "gather_facts": False, "become": False,
                 "tasks": [{"name": "Run the loop's probe", "ansible.builtin.command": {"argv": [self.env_python, "-c", LOOP_PROBE]},
                            "changed_when": False}]}], indent=1) + "\n")
-        return self.ansible("floor-%d" % len(hosts), ["ansible-playbook", path], limit=hosts)
+        return path
 
     def hand_rolled_loop(self, hosts):
         """What an operator writes instead of the audit: xargs -P over ssh, one python line each."""
@@ -436,6 +436,7 @@ def phase_audit(bench):
     if bench.args.nodes not in sizes:
         sizes.append(bench.args.nodes)
     out = bench.results.setdefault("audit", {})
+    floor = bench.write_floor_playbook()
     for index, size in enumerate(sizes):
         hosts = bench.cluster.names(size)
         reports = os.path.join(bench.work, "reports", str(size))
@@ -443,7 +444,7 @@ def phase_audit(bench):
             "audit": lambda h=hosts, r=reports: with_node_cpu(bench.cluster, lambda: bench.playbook(
                 "audit-%d" % len(h), "playbooks/audit.yml", limit=h, extra_vars={"audit_report_dir": r})),
             "loop": lambda h=hosts: bench.hand_rolled_loop(h),
-            "floor": lambda h=hosts: bench.ansible_floor(h),
+            "floor": lambda h=hosts: bench.ansible("floor-%d" % len(h), ["ansible-playbook", floor], limit=h),
         }
         log("audit vs hand-rolled loop vs Ansible's floor on %d node(s) (%d rounds)" % (size, bench.args.runs + (index == 0)))
         out[str(size)] = alternate(bench, variants, bench.args.runs, warmup=1 if index == 0 else 0)
