@@ -30,20 +30,28 @@ def interpreter_tree(python):
     return [path for path in paths if os.path.exists(path)]
 
 
+def foreign_finding(python):
+    """The first path that decides what ``python`` runs and that a user other than root can change
+    (a trusted_exec Finding: path, uid, reason), or None."""
+    for path in interpreter_tree(python):
+        finding = trusted_exec.untrusted_writer(path, trusted=(0,))
+        if finding is not None:
+            return finding
+    return None
+
+
 def foreign_writer(python):
     """(uid, gid) of a user other than root who can change what ``python`` runs, or None.
 
     Every directory on the way to each path counts (trusted_exec). A non-root owner wins; a
     path that others may write without owning it makes the answer ``nobody``, the least a
     stranger could have planted there."""
-    for path in interpreter_tree(python):
-        finding = trusted_exec.untrusted_writer(path, trusted=(0,))
-        if finding is None:
-            continue
-        if finding.uid != 0:
-            return finding.uid, os.lstat(finding.path).st_gid
-        return NOBODY
-    return None
+    finding = foreign_finding(python)
+    if finding is None:
+        return None
+    if finding.uid != 0:
+        return finding.uid, os.lstat(finding.path).st_gid
+    return NOBODY
 
 
 def as_user_argv(setpriv, uid, gid):

@@ -129,20 +129,15 @@ options:
       - Extra environment variables for conda, for example C(CONDA_OVERRIDE_CUDA) on a build host without a GPU.
     type: dict
     default: {}
-  owner:
+  smoke_test_user:
     description:
-      - User that should own the new build (recursively). Unchanged when omitted.
+      - The user who runs the smoke test, through C(setpriv) with that user's groups, in a private scratch
+        directory as C(HOME). A spec is code that conda and pip run as root while they build; the smoke test
+        need not be, so it runs with no more rights than a node user has.
       - Looked up before anything is built; an unknown user fails the task at once.
-      - The store directories and the conda installation stay with root. conda is asked to copy files
-        instead of hard-linking them from its package cache (C(CONDA_ALWAYS_COPY)), and any file still
-        linked elsewhere is replaced by a private copy before its owner changes, so the new owner gets
-        the build and nothing shared with other builds.
+      - V(root) runs it as root, as builds did before this option existed.
     type: str
-  group:
-    description:
-      - Group that should own the new build (recursively). Unchanged when omitted.
-      - Looked up before anything is built; an unknown group fails the task at once.
-    type: str
+    default: nobody
   lock_timeout:
     description:
       - Seconds to wait while another run holds this environment's lock before failing with a message that
@@ -309,6 +304,9 @@ pip_bundles_removed:
 '''
 
 import os
+import pwd
+import shutil
+import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -317,7 +315,7 @@ from ansible_collections.torchfleet.cluster.plugins.module_utils.collection_vers
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envstore
 from ansible_collections.torchfleet.cluster.plugins.module_utils import safepath
-from ansible_collections.torchfleet.cluster.plugins.module_utils import tree_owner
+from ansible_collections.torchfleet.cluster.plugins.module_utils import runas
 from ansible_collections.torchfleet.cluster.plugins.module_utils import wheel_bundle
 from ansible_collections.torchfleet.cluster.plugins.module_utils import trusted_exec
 
@@ -345,17 +343,26 @@ class CondaEnv:
         self.conda = None
         self.platform = None
         self.pip_environ = {}
-        self.uid = self.gid = -1
+        self.smoke_user = None
+        self.smoke_argv = []
         self.drop = []
 
     # ------------------------------------------------------------ inputs
 
-    def resolve_owner(self):
-        """Before anything is built: an unknown user or group fails now, not after the build."""
+    def resolve_smoke_user(self):
+        """Before anything is built: an unknown smoke-test user fails now, not after the build."""
+        user = self.module.params['smoke_test_user']
         try:
-            self.uid, self.gid = tree_owner.resolve_ids(self.module.params['owner'], self.module.params['group'])
-        except tree_owner.UnknownOwner as exc:
-            self.module.fail_json(msg='%s: %s' % (self.name, exc))
+            account = pwd.getpwnam(user)
+        except KeyError:
+            self.module.fail_json(msg='%s: smoke_test_user %r: no such user on this node' % (self.name, user))
+        if account.pw_uid == os.geteuid():
+            return
+        setpriv = self.module.get_bin_path('setpriv')
+        if setpriv is None:
+            self.module.fail_json(msg='%s: setpriv (util-linux) is needed to run the smoke test as %s' % (self.name, user))
+        self.smoke_user = (account.pw_uid, account.pw_gid)
+        self.smoke_argv = runas.as_user_argv(setpriv, account.pw_uid, account.pw_gid)
 
     def load_inputs(self):
         params = self.module.params
@@ -454,9 +461,6 @@ class CondaEnv:
                 self.module.fail_json(msg=trusted_exec.describe(finding, 'run %s' % executable),
                                       path=finding.path, name=self.name)
             environ = dict(self.module.params['environment'])
-            if self.uid != -1 or self.gid != -1:
-                # Copies instead of hard links into the package cache, so the chown stays in the build.
-                environ.setdefault('CONDA_ALWAYS_COPY', 'true')
             self.conda = conda_utils.CondaCli(self.module, executable, environ, self.result['commands'])
         return self.conda
 
@@ -483,7 +487,7 @@ class CondaEnv:
     # ------------------------------------------------------------ states
 
     def present(self):
-        self.resolve_owner()
+        self.resolve_smoke_user()
         self.load_inputs()
         if self.module.check_mode:
             self.decide_present()
@@ -621,7 +625,6 @@ class CondaEnv:
             self.check_pins(installed)
             self.stamp['packages'] = envstore.built_record(installed)
             envstore.record_build(self.build, self.stamp, self.spec_bytes, self.lock_bytes, self.expected)
-            tree_owner.chown_tree(self.build, self.uid, self.gid)
         except BuildError as exc:
             self.layout.discard(self.build)
             self.fail(exc.result)
@@ -700,8 +703,16 @@ class CondaEnv:
         return b'pip:' in self.spec_bytes
 
     def smoke_test(self, python):
-        cmd = [python, '-c', '\n'.join(self.smoke)]
-        self.run_checked(cmd, 'smoke test (%s)' % '; '.join(self.smoke), cwd='/', environ={'PYTHONNOUSERSITE': '1'})
+        """Run the smoke test as smoke_test_user, with a private scratch directory as its home and cwd."""
+        home = tempfile.mkdtemp(prefix='.smoke-', dir=self.layout.home)
+        try:
+            if self.smoke_user:
+                os.chown(home, *self.smoke_user)
+            cmd = self.smoke_argv + [python, '-c', '\n'.join(self.smoke)]
+            self.run_checked(cmd, 'smoke test (%s)' % '; '.join(self.smoke), cwd=home,
+                             environ={'PYTHONNOUSERSITE': '1', 'HOME': home})
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
 
     def run_checked(self, cmd, what, cwd=None, environ=None):
         self.result['commands'].append(cmd)
@@ -726,7 +737,6 @@ class CondaEnv:
             self.module.warn('%s was a real directory; it was moved to %s and replaced by a managed build'
                              % (self.layout.live, legacy))
         self.layout.activate(self.build)
-        tree_owner.chown_link(self.layout.live, self.uid, self.gid)
         keep, drop = self.layout.kept_after(self.build, self.module.params['keep_previous'])
         self.layout.remove_builds(drop)
         self.result.update(previous=keep, removed=drop)
@@ -762,8 +772,7 @@ def main():
             expected=dict(type='dict'),
             verify_pins=dict(type='bool', default=True),
             environment=dict(type='dict', default={}),
-            owner=dict(type='str'),
-            group=dict(type='str'),
+            smoke_test_user=dict(type='str', default='nobody'),
             lock_timeout=dict(type='int', default=300),
             pip_bundle=dict(type='path'),
             pip_bundle_files=dict(type='list', elements='dict'),

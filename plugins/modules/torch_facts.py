@@ -87,6 +87,9 @@ notes:
   - Run as root, the probe runs as the owner of the environment when that is another user (or as
     C(nobody) when anyone can write it), through C(setpriv), so that root never runs code that a less
     privileged user can change. The facts are the same, the environment being readable to its owner.
+  - Run as any other user (an audit without C(become)), it refuses an environment that a third user can
+    change, naming the path: that user's code would otherwise run with the rights of the account running
+    the probe, whose sudo may give root.
   - RV(ansible_facts.torch.cudnn) converts C(torch.backends.cudnn.version()) with cuDNN's own
     encoding, major*1000+minor*100+patch before 9.0 (V(8902) is V(8.9.2)) and
     major*10000+minor*100+patch from 9.0 on (V(91002) is V(9.10.2)).
@@ -286,7 +289,7 @@ ansible_facts:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.torchfleet.cluster.plugins.module_utils import gpu_info, runas, torch_probe
+from ansible_collections.torchfleet.cluster.plugins.module_utils import gpu_info, runas, torch_probe, trusted_exec
 
 GPU_QUERY_TIMEOUT = 20
 TIMED_OUT_RCS = (124, 137)
@@ -328,12 +331,22 @@ def run_probe(module, python):
 
 
 def privilege_drop(module, python):
-    """argv prefix that runs the probe as the user who can change the environment, if not root."""
-    if os.geteuid() != 0:
-        return []
+    """argv prefix that runs the probe as the only user besides root who can change the environment.
+
+    Whoever runs the probe must be root or that user: any other account (the Ansible login user of
+    an audit without become) would hand its own rights to the code that user can plant. Such a run
+    is refused, naming the path and its owner."""
     writer = runas.foreign_writer(python)
-    if writer is None:
+    euid = os.geteuid()
+    if writer is None or writer[0] == euid:
         return []
+    if euid != 0:
+        finding = runas.foreign_finding(python)
+        runner = trusted_exec.user_name(euid)
+        module.fail_json(msg='torch_facts: refusing to run %s as %s: %s %s, so the probe would run code another user can '
+                             'change with the rights of %s. The managed environments are root\'s; probe this one as root '
+                             '(become) or as its owner.' % (python, runner, finding.path, finding.reason, runner),
+                         path=finding.path)
     setpriv = module.get_bin_path('setpriv')
     if setpriv is None:
         module.fail_json(msg='torch_facts: %s can be changed by uid %d, so it must not run as root, and setpriv '

@@ -62,6 +62,8 @@ class Node:
         self.leave_partial = leave_partial
         self.listing = {}
         self.environs = []
+        self.runs_as = []  # the setpriv prefix each command ran under ([] for none)
+        self.cwds = []
         self.find_links = []  # what pip would find in PIP_FIND_LINKS while each command runs
         os.makedirs(os.path.join(root, 'bin'))
         with open(self.conda, 'w') as handle:
@@ -76,6 +78,11 @@ class Node:
         return run_command
 
     def run_command(self, module, cmd, **kwargs):
+        prefix = []
+        if os.path.basename(cmd[0]) == 'setpriv':
+            prefix, cmd = list(cmd[:cmd.index('--') + 1]), cmd[cmd.index('--') + 1:]
+        self.runs_as.append(prefix)
+        self.cwds.append(kwargs.get('cwd'))
         self.calls.append(list(cmd))
         self.environs.append(dict(kwargs.get('environ_update') or {}))
         links = self.environs[-1].get('PIP_FIND_LINKS')
@@ -411,8 +418,7 @@ def test_default_smoke_without_torch(node):
     ({'keep_previous': -1}, 'keep_previous must be 0 or more'),
     ({'name': 'base'}, 'name must be a plain environment name'),
     ({'lock_content': 'not a lock\n'}, 'neither an explicit lock'),
-    ({'owner': 'nosuchuser-tf'}, "train: owner 'nosuchuser-tf': no such user on this node"),
-    ({'group': 'nosuchgroup-tf'}, "train: group 'nosuchgroup-tf': no such group on this node"),
+    ({'smoke_test_user': 'nosuchuser-tf'}, "train: smoke_test_user 'nosuchuser-tf': no such user on this node"),
     ({'lock_content': EXPLICIT_LOCK, 'lock_sha256': '../../../../etc/' + 'a' * 48}, 'lock_sha256 must be a SHA-256 as 64 hex digits'),
     ({'lock_content': EXPLICIT_LOCK, 'lock_sha256': 'a' * 63}, 'lock_sha256 must be a SHA-256 as 64 hex digits'),
     ({'lock_timeout': -1}, 'lock_timeout must be 0 or more'),
@@ -452,11 +458,11 @@ def store_listing(node):
     return sorted(listing)
 
 
-def test_unknown_owner_fails_before_building_and_leaves_the_live_env(node):
+def test_unknown_smoke_user_fails_before_building_and_leaves_the_live_env(node):
     run(node, spec_content=SPEC_V1)
     old, before = live_target(node), store_listing(node)
-    result = run(node, owner='nosuchuser-tf')
-    assert result['failed'] is True and "owner 'nosuchuser-tf': no such user" in result['msg']
+    result = run(node, smoke_test_user='nosuchuser-tf')
+    assert result['failed'] is True and "smoke_test_user 'nosuchuser-tf': no such user" in result['msg']
     assert node.calls == [] and live_target(node) == old and store_listing(node) == before
 
 
@@ -482,15 +488,23 @@ def test_lock_sha256_in_upper_case_is_normalised(node):
         envspec.sha256_bytes(SPEC_V2)[:12], 'a' * 12))
 
 
-def test_owner_gets_the_build_but_not_the_store(node):
-    result = run(node, owner=str(NOBODY), group=str(NOBODY))
+def test_the_build_stays_root_s_and_only_the_smoke_test_drops_to_its_user(node):
+    result = run(node)
     build = result['build']
-    assert os.lstat(build).st_uid == NOBODY and os.lstat(os.path.join(build, 'bin', 'python')).st_uid == NOBODY
-    assert os.lstat(os.path.join(node.root, 'envs', 'train')).st_uid == NOBODY
-    for store_dir in (os.path.join(node.root, 'envs'), os.path.join(node.root, 'envs', '.torchfleet'), os.path.dirname(build)):
-        assert os.lstat(store_dir).st_uid == 0, store_dir
-    assert node.environs[0].get('CONDA_ALWAYS_COPY') == 'true'
-    assert run(node, owner=str(NOBODY), group=str(NOBODY))['changed'] is False
+    for path in (build, os.path.join(build, 'bin', 'python'), os.path.join(node.root, 'envs', 'train')):
+        assert os.lstat(path).st_uid == 0, path
+    assert [c[1] for c in node.calls] == ['env', '-c', 'list']
+    assert node.runs_as[0] == [] and node.runs_as[2] == []  # conda itself
+    assert node.runs_as[1][1:3] == ['--reuid=%d' % NOBODY, '--regid=%d' % NOBODY]
+    home = node.environs[1]['HOME']
+    assert node.cwds[1] == home and os.path.dirname(home) == os.path.dirname(build)
+    assert not os.path.exists(home)  # the scratch home is removed after the smoke test
+    assert 'CONDA_ALWAYS_COPY' not in node.environs[0]
+
+
+def test_smoke_test_as_root_when_asked(node):
+    run(node, smoke_test_user='root')
+    assert node.calls[1][1] == '-c' and node.runs_as[1] == []
 
 
 # ---------------------------------------------------------------- issue 9: whose conda runs

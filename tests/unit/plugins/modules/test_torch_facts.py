@@ -357,3 +357,34 @@ def test_another_users_environment_without_setpriv_is_refused(node, tmp_path):
     result = run_module({'python': python}, expect=FailJson)
     assert 'setpriv' in result['msg'] and 'uid 65534' in result['msg']
     assert node.calls == []
+
+
+LOGIN_UID = 4242
+# A probe run by the Ansible login user (no become): who may change the environment -> run or refuse.
+LOGIN_CASES = [
+    dict(id='root-owned environment runs as the login user', owner=0, refused=False),
+    dict(id="the login user's own environment runs as the login user", owner=LOGIN_UID, refused=False),
+    dict(id="another user's environment is refused", owner=65534, refused=True),
+]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason='changing owners needs root')
+@pytest.mark.parametrize('case', LOGIN_CASES, ids=[case['id'] for case in LOGIN_CASES])
+def test_probe_as_the_login_user_never_runs_a_third_users_environment(node, tmp_path, monkeypatch, case):
+    node.run = rec.recorded('venv_torch_2_13_cpu')
+    node.path = {'setpriv': SETPRIV}
+    python = interpreter(tmp_path)
+    prefix = os.path.dirname(os.path.dirname(python))
+    site = os.path.join(prefix, 'lib', 'python3.11', 'site-packages')
+    os.makedirs(site)
+    os.chown(site, case['owner'], case['owner'])
+    monkeypatch.setattr(torch_facts.os, 'geteuid', lambda: LOGIN_UID)
+    if case['refused']:
+        result = run_module({'python': python}, expect=FailJson)
+        assert result['msg'].startswith('torch_facts: refusing to run %s as uid %d: %s is owned by nobody'
+                                        % (python, LOGIN_UID, site))
+        assert result['path'] == site and node.calls == []
+        return
+    run_module({'python': python})
+    argv = node.calls[0][0]
+    assert SETPRIV not in argv and argv[argv.index(python) + 1] == '-I'
