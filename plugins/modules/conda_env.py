@@ -489,6 +489,8 @@ class CondaEnv:
     def present(self):
         self.resolve_smoke_user()
         self.load_inputs()
+        # Also in check mode: the role's plan runs it before root writes anything under the prefix.
+        self.require_trusted_store()
         if self.module.check_mode:
             self.decide_present()
             return

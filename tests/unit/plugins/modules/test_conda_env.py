@@ -573,6 +573,14 @@ def test_a_store_another_user_can_change_is_refused(node):
     assert live_target(node) == old
 
 
+def test_the_plan_refuses_a_prefix_another_user_can_change(node):
+    prefix = _own(node.root)
+    result = run(node, check=True)
+    assert result['failed'] is True and node.calls == []
+    assert result['msg'].startswith('refusing to change environments under %s as root: %s is owned by nobody'
+                                    % (os.path.join(prefix, 'envs'), prefix))
+
+
 # ---------------------------------------------------------------- issue 9: one environment's store is its own
 
 def spec_named(name, spec=SPEC_V2):
