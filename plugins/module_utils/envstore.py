@@ -169,6 +169,27 @@ def _read_json_beneath(base, relpath):
     return value if isinstance(value, dict) else None
 
 
+def builds_in_use(builds, proc='/proc'):
+    """The builds whose files a running process executes or works in (its ``exe`` or ``cwd``).
+
+    A job started from an environment keeps running from the build the live path pointed at when it
+    started; deleting that build under it breaks its next import."""
+    roots = dict((os.path.realpath(b) + os.sep, b) for b in builds)
+    used = set()
+    try:
+        pids = [p for p in os.listdir(proc) if p.isdigit()]
+    except OSError:
+        return used
+    for pid in pids:
+        for link in ('exe', 'cwd'):
+            try:
+                target = os.readlink(os.path.join(proc, pid, link))
+            except OSError:
+                continue
+            used.update(b for root, b in roots.items() if (target + os.sep).startswith(root))
+    return used
+
+
 def _read_json(path):
     try:
         with open(path, 'r') as handle:
@@ -402,13 +423,14 @@ class Layout:
                 targets.add(os.path.normpath(os.path.join(self.envs, os.readlink(path))))
         return targets
 
-    def kept_after(self, current, keep):
-        """(kept earlier builds, builds to delete) once ``current`` is live."""
+    def kept_after(self, current, keep, proc='/proc'):
+        """(kept earlier builds, builds to delete) once ``current`` is live; a build a process uses is neither."""
         ordered = [b for b in self.ordered_builds() if b != current]
         kept = ordered[:keep]
         protected = self.live_targets() | set([current])
         drop = [b for b in self.builds() if b not in protected and b not in kept]
-        return kept, drop
+        in_use = builds_in_use(drop, proc)
+        return kept, [b for b in drop if b not in in_use]
 
     def rollback_target(self, stamp):
         for build in self.ordered_builds():
@@ -436,14 +458,15 @@ class Layout:
             else:
                 os.unlink(path)
 
-    def remove_builds(self, builds):
-        protected = self.live_targets()
-        gone = []
-        for build in builds:
-            if build not in protected and self.owns(build):
-                self.discard(build)
-                gone.append(self._history_name(build))
-        self._write_history([n for n in self.history() if n not in gone])
+    def remove_builds(self, builds, proc='/proc'):
+        """Delete ``builds`` but those a live path points at or a running process uses; returns the deleted ones."""
+        keep = self.live_targets() | builds_in_use(builds, proc)
+        gone = [build for build in builds if build not in keep and self.owns(build)]
+        for build in gone:
+            self.discard(build)
+        names = set(self._history_name(build) for build in gone)
+        self._write_history([n for n in self.history() if n not in names])
+        return gone
 
     def remove_all(self):
         """The live path, every build and legacy directory of this environment, its history."""

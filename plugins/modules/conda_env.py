@@ -265,7 +265,10 @@ previous:
   elements: str
   sample: [/opt/miniconda3/envs/.torchfleet/train.d/9a0b1c2d3e4f]
 removed:
-  description: Build directories deleted by this run.
+  description:
+    - Build directories deleted by this run.
+    - A build that a running process executes from or works in (a job started before a switch) is never deleted;
+      a later run deletes it once that process has ended.
   returned: always
   type: list
   elements: str
@@ -502,7 +505,7 @@ class CondaEnv:
     def _present_locked(self):
         action, live = self.decide_present()
         if action == 'prune':
-            self.layout.remove_builds(self.drop)
+            self.result['removed'] = self.layout.remove_builds(self.drop)
         elif action in ('build', 'switch'):
             if action == 'build':
                 self.build_new()
@@ -740,8 +743,7 @@ class CondaEnv:
                              % (self.layout.live, legacy))
         self.layout.activate(self.build)
         keep, drop = self.layout.kept_after(self.build, self.module.params['keep_previous'])
-        self.layout.remove_builds(drop)
-        self.result.update(previous=keep, removed=drop)
+        self.result.update(previous=keep, removed=self.layout.remove_builds(drop))
 
     def fail(self, result):
         result = dict((k, v) for k, v in result.items() if v is not None)

@@ -362,3 +362,22 @@ def test_package_diff_without_live_env():
     summary, before, after = envstore.package_diff({}, {}, {'numpy': '2.4.6', 'pip': None})
     assert before == '' and after == 'numpy==2.4.6\npip (unpinned)\n'
     assert summary['added'] == ['numpy', 'pip']
+
+
+@pytest.mark.parametrize('link, target, used', [
+    ('exe', 'a/bin/python3.11', ['a']),
+    ('cwd', 'b', ['b']),
+    ('cwd', 'b/../a-other', []),  # a sibling whose name starts like a build is not that build
+    ('exe', '/usr/bin/python3', []),
+])
+def test_builds_in_use_reads_each_process_exe_and_cwd(tmp_path, link, target, used):
+    store = tmp_path / 'store'
+    for name in ('a', 'b', 'a-other'):
+        (store / name / 'bin').mkdir(parents=True)
+    proc = tmp_path / 'proc'
+    (proc / '4242').mkdir(parents=True)
+    (proc / 'self').mkdir()
+    absolute = target if target.startswith('/') else os.path.normpath(str(store / target))
+    os.symlink(absolute, str(proc / '4242' / link))
+    builds = [str(store / 'a'), str(store / 'b')]
+    assert sorted(envstore.builds_in_use(builds, str(proc))) == [str(store / n) for n in used]

@@ -235,6 +235,21 @@ def test_keep_previous_zero_deletes_old_build(node):
     assert not os.path.exists(old) and result['removed'] == [old] and result['previous'] == []
 
 
+def test_a_build_a_running_process_uses_is_never_deleted(node):
+    run(node, spec_content=SPEC_V1)
+    old = live_target(node)
+    job = subprocess.Popen(['sleep', '60'], cwd=old)  # a job started before the switch, still running
+    try:
+        result = run(node, keep_previous=0)
+        assert result['action'] == 'build' and result['removed'] == [] and os.path.isdir(old)
+        assert run(node, keep_previous=0)['changed'] is False  # nothing to prune while the job runs
+    finally:
+        job.kill()
+        job.wait()
+    result = run(node, keep_previous=0)
+    assert result['action'] == 'prune' and result['removed'] == [old] and not os.path.exists(old)
+
+
 def test_lowering_keep_previous_prunes_on_a_converged_run(node):
     run(node, spec_content=SPEC_V1)
     old = live_target(node)
