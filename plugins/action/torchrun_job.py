@@ -14,12 +14,35 @@ import json
 import os
 import time
 
+from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils.plain import plain
 
 MODULE = 'torchfleet.cluster.torchrun_job'
 FAILED_STATES = ('failed', 'timed_out', 'lost')
+# The longest name write_marker makes from a host's: its temporary file, with the largest pid Linux hands out.
+_MARKER_SUFFIX = '.json.4194304.tmp'
+_NAME_MAX = 255
+
+
+def check_marker_name(host, peers_dir):
+    """The inventory name names this host's marker file in peers_dir: it must be one plain path component."""
+    problem = None
+    if not host or host in ('.', '..'):
+        problem = 'it is empty, "." or ".."'
+    elif '/' in host or '\0' in host:
+        problem = 'it contains "/" or a NUL character'
+    elif host.startswith('-'):
+        problem = 'it starts with "-"'
+    elif not host.isprintable():
+        problem = 'it contains a character that is not printable'
+    elif len((host + _MARKER_SUFFIX).encode('utf-8')) > _NAME_MAX:
+        problem = 'it is longer than a file name in %s can be' % peers_dir
+    if problem:
+        raise AnsibleActionFail('torchrun_job: the inventory host name %r cannot name its marker file in peers_dir %s: %s. '
+                                'Rename the host in the inventory (its address can stay in ansible_host).'
+                                % (host, peers_dir, problem))
 
 
 def write_marker(peers_dir, host, job):
@@ -55,6 +78,7 @@ class ActionModule(ActionBase):
             return self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars)
         host = task_vars['inventory_hostname']
         peers_dir = args['peers_dir']
+        check_marker_name(host, peers_dir)
         os.makedirs(peers_dir, exist_ok=True)
         status_args = dict(args, state='status', wait=False)
         status_args.pop('peers_dir')

@@ -1,17 +1,52 @@
 # Copyright: torchfleet developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Renderers for a consistency report: console table, JSON, Markdown, JUnit XML and
-a Prometheus textfile. Pure functions of the report dict, deterministic output."""
+a Prometheus textfile. Pure functions of the report dict, deterministic output.
+
+Much of a report's text comes from the nodes (probe errors, package names and versions, GPU
+names) and is untrusted: each format has one escaping function that every such string goes
+through, so that no value can add a line, a heading, a tag or a terminal control sequence.
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from xml.sax.saxutils import escape, quoteattr
 
 GROUP_ORDER = ("torch", "python", "gpu", "distributed", "environment", "packages")
 _TORCH = frozenset(("version", "cuda", "cudnn", "nccl"))
 _GPU = frozenset(("cuda_available", "gpu_count", "gpus", "driver"))
+
+
+# What a reader cannot see, or what moves the cursor or reorders the text: C0 and C1 controls
+# (tab, newline and carriage return are left to each format), DEL, soft hyphen, zero-width and
+# bidirectional format characters, line and paragraph separators, tag characters, U+FFFE/U+FFFF
+# and lone surrogates. XML 1.0 cannot hold the C0 ones, U+FFFE/U+FFFF or surrogates at all.
+_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e"
+                        "\u2060-\u206f\ufeff\ufff9-\ufffb\ufffe\uffff\ud800-\udfff\U000e0000-\U000e007f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _visible(match):
+    """An invisible character as the escape that names it: ``\\x1b``, ``\\u2028``."""
+    code = ord(match.group())
+    if code < 0x100:
+        return "\\x%02x" % code
+    return "\\u%04x" % code if code < 0x10000 else "\\U%08x" % code
+
+
+def _show_invisible(text):
+    return _INVISIBLE.sub(_visible, text)
+
+
+_ONE_LINE = str.maketrans({"\t": " ", "\n": " ", "\r": "\\r"})
+
+
+def _console(text):
+    """Text for a terminal or an inline Markdown cell: one line, every invisible character shown as an escape."""
+    return _show_invisible(str(text).translate(_ONE_LINE))
 
 
 def field_group(field):
@@ -121,7 +156,7 @@ def to_table(report, max_rows=50, max_hosts=8):
     changed = report.get("changed_since") or {}
     if changed.get("changed"):
         lines.append(f"changed since {changed.get('previous_generated_at')}: " + _change_summary(changed))
-    return lines
+    return [_console(line) for line in lines]
 
 
 def warning_lines(report):
@@ -152,34 +187,53 @@ def _change_summary(changed):
 
 
 def to_json(report):
-    """The report as JSON text (key order as built, hosts in inventory order)."""
-    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    """The report as JSON text (key order as built, hosts in inventory order).
+
+    A node can send a lone surrogate (as a JSON escape); UTF-8 cannot encode it, so it stays an escape."""
+    text = json.dumps(report, indent=2, ensure_ascii=False)
+    return _SURROGATE.sub(lambda match: "\\u%04x" % ord(match.group()), text) + "\n"
+
+
+_MD_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", **{c: "\\" + c for c in "\\`*_[]|~#$"}})
+# Should the text begin a line: an indented code block, a list item, a setext underline or a thematic break.
+_MD_BLOCK_START = re.compile(r"^(?: |[-+=]|[0-9]{1,9}[.)](?= |$))")
+_CODE_SPAN_UNSAFE = re.compile(r"[`|\\<>&]|^\s|\s$")
+
+
+def _md_block_start(match):
+    start = match.group()
+    return "&#32;" if start == " " else start[:-1] + "\\" + start[-1]
 
 
 def _md(text):
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """Text as inert inline Markdown: one line, ``<>&`` as entities, every markup character escaped."""
+    return _MD_BLOCK_START.sub(_md_block_start, _console(text).translate(_MD_ESCAPES), count=1)
 
 
 def _md_code(text):
-    return "`" + _md(text).replace("`", "'") + "`"
+    """A code span for text that a code span shows as it is; any other text as escaped inline text."""
+    text = str(text)
+    if text and not _CODE_SPAN_UNSAFE.search(text) and _console(text) == text:
+        return f"`{text}`"
+    return _md(text)
 
 
 def to_markdown(report, max_rows=200, max_hosts=10):
     """A Markdown summary for a CI job page."""
     summary = report["summary"]
-    out = [f"## {verdict(report)}", ""]
-    out.append(f"Generated {report['generated_at']}; reference host {_md_code(report['reference_host'])}; "
-               f"{summary['fields_checked']} fields checked ({summary['spec_fields']} from the spec).")
+    out = [f"## {_md(verdict(report))}", ""]
+    out.append(f"Generated {_md(report['generated_at'])}; reference host {_md_code(report['reference_host'])}; "
+               f"{_md(summary['fields_checked'])} fields checked ({_md(summary['spec_fields'])} from the spec).")
+    counts = " | ".join(_md(summary[key]) for key in ("hosts", "compared", "consistent_hosts", "drifted_hosts",
+                                                      "unreachable", "failed"))
     out += ["", "| Hosts | Compared | Consistent | Drifted | Unreachable | Probe failed |",
-            "|---:|---:|---:|---:|---:|---:|",
-            f"| {summary['hosts']} | {summary['compared']} | {summary['consistent_hosts']} | {summary['drifted_hosts']} "
-            f"| {summary['unreachable']} | {summary['failed']} |", ""]
+            "|---:|---:|---:|---:|---:|---:|", f"| {counts} |", ""]
     rows = drift_rows(report)
     if rows:
         out += ["### Drift", "", "| Field | Host | Value | Expected | Source |", "|---|---|---|---|---|"]
         for field, value, _exp, source, hosts, entry in rows[:max_rows]:
             out.append(f"| {_md_code(field)} | {_md(_hosts_cell(hosts, report, max_hosts))} | {_md_code(value)} "
-                       f"| {_md_code(_expected_text(entry))} | {source} |")
+                       f"| {_md_code(_expected_text(entry))} | {_md(source)} |")
         if len(rows) > max_rows:
             out.append(f"\n{len(rows) - max_rows} more row(s) in latest.json.")
         out.append("")
@@ -238,7 +292,7 @@ def _markdown_changes(report, max_rows, max_hosts):
     changed = report.get("changed_since")
     if not changed:
         return []
-    out = [f"### Changed since {changed.get('previous_generated_at')}", ""]
+    out = [f"### Changed since {_md(changed.get('previous_generated_at'))}", ""]
     if not changed.get("changed"):
         return out + ["Nothing changed.", ""]
     if changed["changes"]:
@@ -269,22 +323,33 @@ def to_junit(report):
     groups = sorted({field_group(f) for f in report.get("baseline") or ()}, key=group_key)
     failures = _host_failures(report)
     unreachable, failed = set(report["unreachable"]), report.get("failed") or {}
-    stamp = quoteattr(report["generated_at"])
+    stamp = _xml_attr(report["generated_at"])
+    names = {group: _xml_attr(group) for group in ("facts",) + tuple(groups)}
     suites, totals = [], [0, 0, 0, 0]
     for host in report["hosts"]:
         counts = [0, 0, 0, 0]
-        opening = f'    <testcase classname={quoteattr("torchfleet.drift." + host)} name='
-        cases = [_junit_case(opening, "facts", _facts_outcome(host, unreachable, failed), counts)]
+        opening = f'    <testcase classname={_xml_attr("torchfleet.drift." + host)} name='
+        cases = [_junit_case(opening, names["facts"], _facts_outcome(host, unreachable, failed), counts)]
         down = host in unreachable or host in failed
         for group in groups:
             outcome = ("skipped", None, "no facts", "") if down else _group_outcome(failures.get((host, group)))
-            cases.append(_junit_case(opening, group, outcome, counts))
+            cases.append(_junit_case(opening, names[group], outcome, counts))
         totals = [t + c for t, c in zip(totals, counts)]
-        suites.append(f"  <testsuite name={quoteattr(host)} timestamp={stamp} {_junit_counts(counts)}>\n"
+        suites.append(f"  <testsuite name={_xml_attr(host)} timestamp={stamp} {_junit_counts(counts)}>\n"
                       + "".join(cases) + "  </testsuite>\n")
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
             f'<testsuites name="torchfleet drift audit" timestamp={stamp} {_junit_counts(totals)}>\n'
             + "".join(suites) + "</testsuites>\n")
+
+
+def _xml_attr(value):
+    """A quoted XML attribute; what XML 1.0 cannot hold (or a reader cannot see) shown as an escape."""
+    return quoteattr(_show_invisible(str(value)))
+
+
+def _xml_text(text):
+    """XML character data, under the same rule as ``_xml_attr``; a carriage return kept as a reference."""
+    return escape(_show_invisible(str(text)), {"\r": "&#13;"})
 
 
 def _junit_counts(counts):
@@ -308,20 +373,25 @@ def _group_outcome(messages):
 _COUNT_INDEX = {"failure": 1, "error": 2, "skipped": 3}
 
 
-def _junit_case(opening, name, outcome, counts):
+def _junit_case(opening, quoted_name, outcome, counts):
     counts[0] += 1
-    head = f'{opening}{quoteattr(name)} time="0"'
+    head = f'{opening}{quoted_name} time="0"'
     if outcome is None:
         return head + " />\n"
     kind, category, message, text = outcome
     counts[_COUNT_INDEX[kind]] += 1
-    attrs = f" message={quoteattr(message)}" + (f" type={quoteattr(category)}" if category else "")
-    body = f"<{kind}{attrs}>{escape(text)}</{kind}>" if text else f"<{kind}{attrs} />"
+    attrs = f" message={_xml_attr(message)}" + (f" type={_xml_attr(category)}" if category else "")
+    body = f"<{kind}{attrs}>{_xml_text(text)}</{kind}>" if text else f"<{kind}{attrs} />"
     return f"{head}>\n      {body}\n    </testcase>\n"
 
 
+# The exposition format's three escapes; a tab or carriage return is shown as its escape, as text.
+_LABEL_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\\\t", "\r": "\\\\r"})
+
+
 def _label(value):
-    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+    """A label value: nothing in it can end the line or the quoted string, and the file stays UTF-8."""
+    return _INVISIBLE.sub(lambda match: "\\" + _visible(match), str(value).translate(_LABEL_ESCAPES))
 
 
 def _number(value):

@@ -10,8 +10,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import re
 from unittest.mock import MagicMock
 
+import pytest
+from ansible.errors import AnsibleActionFail
 from ansible.parsing.dataloader import DataLoader
 
 from ansible_collections.torchfleet.cluster.plugins.action.torchrun_job import ActionModule
@@ -72,3 +75,23 @@ def test_without_peers_dir_or_in_check_mode_the_module_runs_as_is(tmp_path):
         {'name': 'run', 'state': 'stopped'},
         {'name': 'run', 'wait': True, 'peers_dir': str(tmp_path)},
     ]
+
+
+@pytest.mark.parametrize('host', ['../../x', '..', '.', 'a/b', '{tmp}/outside', '', '-rf', 'a\0b', 'a\nb', 'node\x1b[2J', 'x' * 239])
+def test_a_host_name_that_is_not_one_path_component_writes_nothing(tmp_path, monkeypatch, host):
+    monkeypatch.setattr('time.sleep', lambda seconds: None)
+    host = host.format(tmp=tmp_path)
+    peers = tmp_path / 'run' / 'peers'
+    calls = []
+    args = {'name': 'run', 'wait': True, 'peers_dir': str(peers)}
+    with pytest.raises(AnsibleActionFail, match='inventory host name %s cannot name' % re.escape(repr(host))):
+        run(host, args, [RUNNING, FAILED], calls)
+    assert calls == [] and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize('host', ['node-1', 'gpu_07.cluster.example', '10.0.0.11', 'nœud', '.hidden', 'x' * 238])
+def test_a_plain_host_name_names_its_marker(tmp_path, monkeypatch, host):
+    monkeypatch.setattr('time.sleep', lambda seconds: None)
+    args = {'name': 'run', 'wait': True, 'peers_dir': str(tmp_path / 'peers')}
+    run(host, args, [RUNNING, FAILED], [])
+    assert [path.name for path in tmp_path.rglob('*')] == ['peers', host + '.json']

@@ -179,13 +179,19 @@ def test_field_group(field, group):
 
 # --- Prometheus text format -------------------------------------------------------------------------
 
-_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*)\})? (\S+)$')
-_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\.)*)"')
+_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*",?)*)\})? (\S+)$')
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"')
+
+
+def unescape_label(value):
+    return re.sub(r'\\([\\"n])', lambda match: "\n" if match.group(1) == "n" else match.group(1), value)
 
 
 def parse_prometheus(text):
     """A small parser of the text exposition format: checks HELP/TYPE precede each family's samples."""
     assert text.endswith("\n")
+    text.encode("utf-8")
+    assert text.splitlines() == text.split("\n")[:-1], "a character other than a newline ends a line"
     helped, typed, samples = set(), {}, []
     for line in text.splitlines():
         if line.startswith("# HELP "):
@@ -202,7 +208,7 @@ def parse_prometheus(text):
             name, labels, value = match.groups()
             assert name in helped and name in typed, f"{name} has no HELP/TYPE before its samples"
             float(value)
-            samples.append((name, dict(_LABEL.findall(labels or "")), float(value)))
+            samples.append((name, {k: unescape_label(v) for k, v in _LABEL.findall(labels or "")}, float(value)))
     return typed, samples
 
 
@@ -228,6 +234,7 @@ def test_prometheus_consistent_and_escaping():
     _typed, samples = parse_prometheus(text)
     assert ("torchfleet_drift_consistent", {}, 1.0) in samples
     assert 'torchfleet_drift_fields{host="we\\"ird\\\\host"} 0' in text.splitlines()
+    assert {labels["host"] for name, labels, _v in samples if name == "torchfleet_drift_fields"} == {'we"ird\\host', "b"}
 
 
 def test_parser_rejects_samples_without_help():
@@ -238,3 +245,205 @@ def test_parser_rejects_samples_without_help():
 @pytest.mark.parametrize("value,text", [(None, "null"), (True, "true"), (8, "8"), ("2.4.6", "2.4.6"), ({"a": 1}, '{"a": 1}')])
 def test_text_value(value, text):
     assert reports.text_value(value) == text
+
+
+# --- what a node reports is untrusted: every format stays well-formed ------------------------------
+
+ATTACKS = [
+    pytest.param("\r# CONSISTENT\r<!--", id="carriage-return-heading-and-comment"),
+    pytest.param("\n## CONSISTENT\n\n<!--\n", id="newline-heading-and-comment"),
+    pytest.param("\x1b[2J\x1b[31mok\x1b]0;title\x07\x9b0m", id="terminal-control-sequences"),
+    pytest.param("".join(chr(code) for code in range(32)) + "\x7f", id="every-c0-control"),
+    pytest.param("a\u2028## b\u2029c\x85d\x0be\x0cf\x1cg", id="unicode-line-breaks"),
+    pytest.param("\u202eevil\u202c\u200b\ufeff\U000e0041", id="bidi-zero-width-and-tag-characters"),
+    pytest.param('</failure></testcase><testcase name="ok"/><!-- ]]>', id="xml-markup"),
+    pytest.param('"} 1\nforged_metric{host="x"} 1\n', id="prometheus-label-break-out"),
+    pytest.param("torch | missing |", id="table-pipe"),
+    pytest.param("`x` *b* _i_ [l](http://x) ![i](y) ~s~ $m$ &amp; <b>\\", id="markdown-and-html-markup"),
+    pytest.param("- item", id="list-marker"),
+    pytest.param("1. item", id="ordered-list-marker"),
+    pytest.param("lone \ud800 surrogate \ufffe\uffff", id="lone-surrogate-and-noncharacters"),
+]
+
+POSITIONS = ["probe error", "package version", "package name", "host address", "provenance", "previous audit"]
+
+
+def report_with(position, text):
+    """A drifted report (one host unreachable, one whose probe failed) with ``text`` where a node puts it."""
+    changes = list(DRIFTED)
+    if position == "package version":
+        changes.append((0, "env.packages.sympy", text))
+    elif position == "package name":
+        changes.append((0, "env.packages.x" + text, "1"))
+    elif position == "provenance":
+        changes.append((0, "env.stamp.collection_version", text))
+    previous = None
+    if position == "previous audit":
+        previous = make(5, failed={"node4": "no torch"})
+        previous["generated_at"] = text
+    report = make(5, changes, failed={"node4": text if position == "probe error" else "no torch"}, previous=previous)
+    if position == "host address":
+        report["addresses"] = {host: text for host in ("node2", "node3", "node4")}
+    return report
+
+
+def assert_one_printable_line_each(text):
+    assert text.splitlines() == text.split("\n")[:-1], "a character other than a newline ends a line"
+    unprintable = sorted({char for char in text.replace("\n", "") if not char.isprintable()})
+    assert not unprintable, f"unprintable characters {unprintable!r}"
+
+
+BLOCK_STARTS = [
+    (re.compile(r" {0,3}#{1,6}( |$)"), "heading"),
+    (re.compile(r"\|"), "table"),
+    (re.compile(r" {0,3}([-+*]|[0-9]{1,9}[.)])( |$)"), "list item"),
+    (re.compile(r" {0,3}([-_*] *){3,}$| {0,3}=+ *$"), "rule or underline"),
+    (re.compile(r" {4}| {0,3}(```|~~~)"), "code block"),
+    (re.compile(r" {0,3}[<>]"), "html or quote"),
+]
+
+
+def block_kind(line):
+    """What a Markdown line starts, were it the first line of a block."""
+    for pattern, kind in BLOCK_STARTS:
+        if pattern.match(line):
+            return kind
+    return "text" if line else "blank"
+
+
+def cell_count(line):
+    """The table cells of a Markdown line: ``|`` that no backslash escapes."""
+    return len(re.findall(r"(?<!\\)(?:\\\\)*\|", line))
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("text", ATTACKS)
+def test_markdown_keeps_its_structure(position, text):
+    attacked = reports.to_markdown(report_with(position, text))
+    benign = reports.to_markdown(report_with(position, "x"))
+    assert_one_printable_line_each(attacked)
+    assert "<" not in attacked and ">" not in attacked
+    lines, expected = attacked.split("\n"), benign.split("\n")
+    assert [block_kind(line) for line in lines] == [block_kind(line) for line in expected]
+    headings = [line.split(" ")[:2] for line in lines if line.startswith("#")]
+    assert headings == [line.split(" ")[:2] for line in expected if line.startswith("#")]
+    assert [cell_count(line) for line in lines] == [cell_count(line) for line in expected]
+
+
+@pytest.mark.parametrize("host", ["- a", "+ a", "1. a", "7) a", "===", "---", "    a", " - a", "# a", "> a", "<!-- a"])
+def test_markdown_text_that_begins_a_line_starts_no_block(host):
+    """A ``|`` keeps the name out of a code span, so the escaped text itself begins the line."""
+    text = reports.to_markdown(build_report({host + "|": None, "b": fleet(1)["node0"]}, generated_at=STAMP))
+    lines = text.split("\n")
+    unreachable = lines[lines.index("### Unreachable") + 2]
+    assert block_kind(unreachable) == "text", unreachable
+
+
+MARKDOWN_CELLS = [
+    ("\r# CONSISTENT\r<!--", "\\\\r\\# CONSISTENT\\\\r&lt;!--"),
+    ("\x1b[31mred", "\\\\x1b\\[31mred"),
+    ("a\u2028b\x85c", "a\\\\u2028b\\\\x85c"),
+    ("torch | missing", "torch \\| missing"),
+    ("line one\nline two\tend", "line one line two end"),
+    ("<b>&amp;</b>", "&lt;b&gt;&amp;amp;&lt;/b&gt;"),
+    ("*x* _y_ `z` [a](b) #c ~d~ $e$", "\\*x\\* \\_y\\_ \\`z\\` \\[a\\](b) \\#c \\~d\\~ \\$e\\$"),
+    ("- item", "\\- item"),
+    ("2. item", "2\\. item"),
+    ("2.4.5 - 1", "2.4.5 - 1"),
+]
+
+
+@pytest.mark.parametrize("message,cell", MARKDOWN_CELLS)
+def test_markdown_shows_node_text_as_inert_text(message, cell):
+    text = reports.to_markdown(make(5, DRIFTED, failed={"node4": message}))
+    assert f"| `node4` | {cell} |" in text.splitlines()
+
+
+@pytest.mark.parametrize("value,cell", [
+    ("2.4.5", "`2.4.5`"),
+    ("2.4.5`|", "2.4.5\\`\\|"),
+    ("2.4.5<x>", "2.4.5&lt;x&gt;"),
+    (" 2.4.5", "&#32;2.4.5"),
+])
+def test_markdown_code_span_only_for_text_it_shows_as_is(value, cell):
+    text = reports.to_markdown(make(3, [(1, "env.packages.numpy", value)]))
+    assert f"| `env.packages.numpy` | node1 | {cell} | `2.4.6` | spec |" in text.splitlines()
+
+
+def junit_outcomes(root):
+    return [(suite.get("name"), case.get("name"), child.tag, child.get("type"))
+            for suite in root.iter("testsuite") for case in suite.iter("testcase") for child in case]
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("text", ATTACKS)
+def test_junit_stays_well_formed_and_keeps_every_failure(position, text):
+    attacked = reports.to_junit(report_with(position, text))
+    attacked.encode("utf-8")
+    root = ElementTree.fromstring(attacked)
+    benign = ElementTree.fromstring(reports.to_junit(report_with(position, "x")))
+    assert junit_outcomes(root) == junit_outcomes(benign)
+    totals = ("tests", "failures", "errors", "skipped")
+    assert [root.get(k) for k in totals] == [benign.get(k) for k in totals]
+    assert [s.get("name") for s in root.iter("testsuite")] == ["node0", "node1", "node2", "node3", "node4"]
+
+
+@pytest.mark.parametrize("message,shown", [
+    ("\x1b[31mred\x00", "probe failed: \\x1b[31mred\\x00"),
+    ("tab\tline\r\nnext", "probe failed: tab\tline\r\nnext"),
+    ("\ud800\ufffe", "probe failed: \\ud800\\ufffe"),
+    ('</error><error message="x">', 'probe failed: </error><error message="x">'),
+])
+def test_junit_message_shows_what_xml_cannot_hold(message, shown):
+    root = ElementTree.fromstring(reports.to_junit(make(5, DRIFTED, failed={"node4": message})))
+    error = root.find("testsuite[@name='node4']/testcase[@name='facts']/error")
+    assert error.get("message") == shown
+    assert error.text == shown[len("probe failed: "):]
+
+
+@pytest.mark.parametrize("text", ATTACKS)
+def test_prometheus_host_label_cannot_break_out(text):
+    facts = {text: fleet(1)["node0"], "b": fleet(1)["node0"]}
+    rendered = reports.to_prometheus(build_report(facts, generated_at=STAMP))
+    _typed, samples = parse_prometheus(rendered)
+    benign = parse_prometheus(reports.to_prometheus(build_report({"a": facts["b"], "b": facts["b"]}, generated_at=STAMP)))[1]
+    assert [(name, sorted(labels)) for name, labels, _v in samples] == [(name, sorted(labels)) for name, labels, _v in benign]
+    hosts = {labels["host"] for name, labels, _v in samples if name == "torchfleet_drift_unreachable"}
+    assert len(hosts) == 2 and "b" in hosts
+
+
+@pytest.mark.parametrize("host,label", [
+    ('"} 1\nforged 1', '\\"} 1\\nforged 1'),
+    ("esc\x1b[2J", "esc\\\\x1b[2J"),
+    ("cr\rtab\t", "cr\\\\rtab\\\\t"),
+    ("sep\u2028\x85", "sep\\\\u2028\\\\x85"),
+    ("half\ud800", "half\\\\ud800"),
+])
+def test_prometheus_label_escapes(host, label):
+    rendered = reports.to_prometheus(build_report({host: fleet(1)["node0"]}, generated_at=STAMP))
+    assert f'torchfleet_drift_unreachable{{host="{label}"}} 0' in rendered.split("\n")
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("text", ATTACKS)
+def test_console_lines_carry_no_control_sequence(position, text):
+    lines = reports.to_table(report_with(position, text))
+    assert len(lines) == len(reports.to_table(report_with(position, "x")))
+    for line in lines:
+        assert "\n" not in line
+        assert_one_printable_line_each(line + "\n")
+
+
+@pytest.mark.parametrize("message,shown", [
+    ("\x1b[2J\x1b[31mboom", "\\x1b[2J\\x1b[31mboom"),
+    ("one\ntwo\r", "one two\\r"),
+    ("\u202eevil", "\\u202eevil"),
+])
+def test_console_shows_control_characters_as_escapes(message, shown):
+    assert f"probe failed on node4: {shown}" in reports.to_table(make(5, DRIFTED, failed={"node4": message}))
+
+
+def test_json_keeps_a_lone_surrogate_as_an_escape():
+    text = reports.to_json(make(5, DRIFTED, failed={"node4": "half \ud800 \u2028"}))
+    text.encode("utf-8")
+    assert json.loads(text)["failed"]["node4"] == "half \ud800 \u2028"
