@@ -129,6 +129,13 @@ options:
       - Extra environment variables for conda, for example C(CONDA_OVERRIDE_CUDA) on a build host without a GPU.
     type: dict
     default: {}
+  pip:
+    description:
+      - The lines of the spec's C(pip:) section, as the C(conda_env_spec) action read them on the controller.
+      - Used with a lock, whose pip part comes from the spec; the node then needs no YAML library to read the spec.
+        When omitted, the node reads the section from the spec itself, which needs PyYAML there.
+    type: list
+    elements: str
   smoke_test_user:
     description:
       - The user who runs the smoke test, through C(setpriv) with that user's groups, in a private scratch
@@ -693,10 +700,13 @@ class CondaEnv:
             return
         if self.lock['kind'] == envspec.LOCK_CONDA_LOCK:
             lines, extra = envspec.pip_lock_lines(self.lock, self.platform), ['--no-deps']
+        elif self.module.params['pip'] is not None:
+            lines, extra = self.module.params['pip'], []
         else:
             lines, extra = [r['line'] for r in (self.spec or {}).get('pip', ())], []
             if self.spec is None and self.expected and self._spec_mentions_pip():
-                raise BuildError('the spec has a pip: section but PyYAML is missing on the node to read it')
+                raise BuildError('the spec has a pip: section but PyYAML is missing on the node to read it; '
+                                 'pass its lines as pip (the conda_env role does)')
         if not lines:
             return
         requirements = envstore.write_file(workdir, 'requirements.txt', ('\n'.join(lines) + '\n').encode('utf-8'))
@@ -777,6 +787,7 @@ def main():
             verify_pins=dict(type='bool', default=True),
             environment=dict(type='dict', default={}),
             smoke_test_user=dict(type='str', default='nobody'),
+            pip=dict(type='list', elements='str'),
             lock_timeout=dict(type='int', default=300),
             pip_bundle=dict(type='path'),
             pip_bundle_files=dict(type='list', elements='dict'),

@@ -399,6 +399,30 @@ def test_explicit_lock_then_pip_section(node):
         assert handle.read() == EXPLICIT_LOCK
 
 
+def test_explicit_lock_with_pip_lines_from_the_controller_needs_no_yaml_on_the_node(node, monkeypatch):
+    monkeypatch.setattr(envspec, 'HAS_YAML', False)
+    requirements = []
+    real_run_command = node.run_command
+
+    def recording(module, cmd, **kwargs):
+        if cmd[1:3] == ['-m', 'pip']:
+            with open(cmd[-1]) as handle:
+                requirements.append(handle.read())
+        return real_run_command(module, cmd, **kwargs)
+    monkeypatch.setattr(node, 'run_command', recording)
+    expected = {'python': '3.11.*', 'numpy': '2.4.6', 'torch': '==2.13.0'}
+    result = run(node, lock_content=EXPLICIT_LOCK, expected=expected, pip=['torch==2.13.0'])
+    assert result['changed'] is True and result['action'] == 'build'
+    assert requirements == ['torch==2.13.0\n']
+
+
+def test_explicit_lock_with_a_pip_section_and_no_yaml_names_the_way_out(node, monkeypatch):
+    monkeypatch.setattr(envspec, 'HAS_YAML', False)
+    result = run(node, lock_content=EXPLICIT_LOCK, expected={'numpy': '2.4.6'})
+    assert result['failed'] is True and 'PyYAML is missing on the node' in result['msg']
+    assert 'pass its lines as pip' in result['msg']
+
+
 def test_conda_lock_renders_explicit_and_pins_pip(node):
     result = run(node, lock_content=CONDA_LOCK_JSON, lock_sha256='a' * 64)
     assert result['changed'] is True and result['stamp']['lock_sha256'] == 'a' * 64
