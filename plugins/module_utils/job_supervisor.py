@@ -4,13 +4,20 @@
 """A detached job that outlives the Ansible connection, with a deadline and a real stop.
 
 Layout under a root-owned state directory (every name below is root's; the job only gets
-file descriptors):
+file descriptors). ``STATE/NAME`` is mode 0750 and every file in it 0640, in the group the
+caller gives (the training user's), so that the job can read its script and nobody else can
+read anything of it; the files directly in ``STATE`` are 0600:
 
 ``STATE/.lock``            flock taken while deciding to start or stop (two runs at once)
 ``STATE/current``          name of the job that holds the node, if any
-``STATE/NAME/job.json``    argv, user, supervisor pid and start time, deadline
+``STATE/NAME/job.json``    argv, user, owner, script checksum, supervisor pid and start time, deadline
 ``STATE/NAME/node.log``    the job's stdout and stderr (opened by root, inherited by the job)
+``STATE/NAME/SCRIPT``      the staged script, moved in once the start has claimed NAME
 ``STATE/NAME/result.json`` rc, reason (exited, timed_out, stopped), end time
+
+A start under the name of a job that exists attaches to it only when it is the same start (argv,
+user, owner and script checksum); any other is refused, so one operator never takes over or
+writes into another's job.
 
 The supervisor is a double-forked, session-leading child of the module that makes itself
 the child subreaper (``PR_SET_CHILD_SUBREAPER``), so workers that torchrun starts in their
@@ -25,9 +32,12 @@ __metaclass__ = type
 import ctypes
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import signal
+import socket
+import stat
 import subprocess
 import time
 
@@ -37,6 +47,10 @@ REASON_TIMED_OUT = 'timed_out'
 REASON_STOPPED = 'stopped'
 TIMED_OUT_RC = 124
 MAX_FD = 65536
+JOB_DIR_MODE = 0o750
+JOB_FILE_MODE = 0o640
+STATE_FILE_MODE = 0o600
+JOB_UMASK = 0o027
 
 
 class JobError(Exception):
@@ -55,17 +69,30 @@ def read_json(path):
         return None
 
 
-def write_text(path, text):
+def set_mode(fd, mode, gid=None):
+    """Mode (whatever the umask) and, when given, group of an open file."""
+    if gid is not None and os.fstat(fd).st_gid != gid:
+        os.fchown(fd, -1, gid)
+    os.fchmod(fd, mode)
+
+
+def write_text(path, text, mode=STATE_FILE_MODE, gid=None):
     """Write through a fresh name and rename: readers see the old or the new file, whole."""
     temp = '%s.%d.tmp' % (path, os.getpid())
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode & STATE_FILE_MODE)
     with os.fdopen(fd, 'w') as handle:
+        set_mode(handle.fileno(), mode, gid)
         handle.write(text)
     os.rename(temp, path)
 
 
-def write_json(path, data):
-    write_text(path, json.dumps(data, sort_keys=True) + '\n')
+def write_json(path, data, mode=STATE_FILE_MODE, gid=None):
+    write_text(path, json.dumps(data, sort_keys=True) + '\n', mode, gid)
+
+
+def write_job_json(directory, name, data):
+    """A record in the job's directory, readable by the directory's group like the rest of the job."""
+    write_json(os.path.join(directory, name), data, JOB_FILE_MODE, os.stat(directory).st_gid)
 
 
 def process_start_time(pid):
@@ -131,7 +158,8 @@ class Lock(object):
         self.fd = None
 
     def __enter__(self):
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, STATE_FILE_MODE)
+        os.fchmod(self.fd, STATE_FILE_MODE)
         fcntl.flock(self.fd, fcntl.LOCK_EX)
         return self
 
@@ -181,7 +209,7 @@ def stop(state_dir, name, grace, by='stop requested'):
     meta = read_json(os.path.join(job_dir(state_dir, name), 'job.json'))
     if not meta or not alive(meta.get('supervisor_pid'), meta.get('supervisor_start')):
         return False
-    write_json(os.path.join(job_dir(state_dir, name), 'stop.json'), {'by': by, 'at': time.time()})
+    write_job_json(job_dir(state_dir, name), 'stop.json', {'by': by, 'at': time.time()})
     os.kill(meta['supervisor_pid'], signal.SIGTERM)
     deadline = time.time() + grace + 10
     # Done when the supervisor is gone, so the caller may act on a finished record. Gone without
@@ -257,7 +285,7 @@ class Supervisor(object):
                 'log_size_at_end': log_size}
 
 
-def detach(directory, argv, env, timeout, grace):
+def detach(directory, argv, env, timeout, grace, umask=JOB_UMASK):
     """Start the supervisor as a grandchild in its own session; return (pid, start time)."""
     reader, writer = os.pipe()
     first = os.fork()
@@ -276,13 +304,15 @@ def detach(directory, argv, env, timeout, grace):
         os.setsid()
         if os.fork():
             os._exit(0)
-        _become_supervisor(directory, argv, env, timeout, grace, writer)
+        _become_supervisor(directory, argv, env, timeout, grace, umask, writer)
     finally:
         os._exit(1)
 
 
-def _become_supervisor(directory, argv, env, timeout, grace, writer):
+def _become_supervisor(directory, argv, env, timeout, grace, umask, writer):
     """The grandchild: cut every tie to the Ansible connection, then supervise."""
+    # Inherited by the job: what it writes (torchrun's per-rank logs among it) is not for other users.
+    os.umask(umask)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
@@ -290,7 +320,7 @@ def _become_supervisor(directory, argv, env, timeout, grace, writer):
     os.closerange(3, writer)
     os.closerange(writer + 1, MAX_FD)
     os.chdir('/')
-    log_fd = os.open(os.path.join(directory, 'node.log'), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
+    log_fd = os.open(os.path.join(directory, 'node.log'), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, JOB_FILE_MODE)
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except (OSError, AttributeError):
@@ -304,18 +334,109 @@ def _become_supervisor(directory, argv, env, timeout, grace, writer):
     stop_request = read_json(os.path.join(directory, 'stop.json'))
     if result['reason'] == REASON_STOPPED and stop_request:
         result['stopped_by'] = stop_request.get('by')
-    write_json(os.path.join(directory, 'result.json'), result)
+    write_job_json(directory, 'result.json', result)
     os._exit(0)
 
 
-def start(state_dir, name, argv, env, user, timeout, grace, replace):
-    """Start the job unless another holds the node; returns (record, replaced job name or None)."""
+def staged_sha256(path):
+    """SHA-256 of a staged script: a regular file of the caller's, with one link, in a directory
+    that only the caller can write (nobody can swap it before it is moved into the job)."""
+    parent = os.lstat(os.path.dirname(os.path.abspath(path)))
+    if parent.st_uid != os.geteuid() or parent.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise JobError('the staged script %s must be in a directory that only uid %d can write' % (path, os.geteuid()))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise JobError('the staged script %s cannot be opened: %s' % (path, exc.strerror))
+    with os.fdopen(fd, 'rb') as handle:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid() or found.st_nlink != 1:
+            raise JobError('the staged script %s must be a regular file of uid %d with one link' % (path, os.geteuid()))
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+def argv_difference(theirs, ours):
+    for their, our in zip(theirs, ours):
+        if their != our:
+            return 'its command differs: %r in the job, %r in this start' % (their, our)
+    return 'its command has %d arguments, this start\'s %d' % (len(theirs), len(ours))
+
+
+def claim_differences(meta, claim):
+    """What makes a start differ from the job recorded under its name, in words; empty when it is the same start."""
+    differences = []
+    if meta.get('owner') != claim['owner']:
+        owners = (meta.get('owner') or 'an unnamed owner', claim['owner'] or 'an unnamed owner')
+        differences.append('it was started by %s, this start is by %s' % owners)
+    if meta.get('user') != claim['user']:
+        differences.append('it runs as %s, this start as %s' % (meta.get('user'), claim['user']))
+    if meta.get('argv') != claim['argv']:
+        differences.append(argv_difference(meta.get('argv') or [], claim['argv']))
+    if meta.get('script_sha256') != claim['script_sha256']:
+        differences.append("its script has SHA-256 %s, this start's %s" % (meta.get('script_sha256') or 'none',
+                                                                           claim['script_sha256'] or 'none'))
+    return differences
+
+
+def refusal(name, running, differences):
+    return ('job %s on node %s %s and was started differently: %s; only the same start (argv, user, owner, script) '
+            'attaches to it - give this run another name, or stop that job first'
+            % (name, socket.gethostname(), 'is running' if running else 'already ran', '; '.join(differences)))
+
+
+def make_job_dir(directory, gid):
+    """The job's directory, private to root and gid; one left by a start that never ran is taken over."""
+    try:
+        os.mkdir(directory, JOB_DIR_MODE)
+    except OSError as exc:
+        if exc.errno != errno.EEXIST:
+            raise
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        set_mode(fd, JOB_DIR_MODE, gid)
+        return os.fstat(fd).st_gid
+    finally:
+        os.close(fd)
+
+
+def make_job_file(directory, name, gid):
+    fd = os.open(os.path.join(directory, name), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, JOB_FILE_MODE)
+    try:
+        set_mode(fd, JOB_FILE_MODE, gid)
+    finally:
+        os.close(fd)
+
+
+def adopt_script(script, directory, gid):
+    """Move the staged script into the job's directory (same file system, one rename)."""
+    target = os.path.join(directory, os.path.basename(script))
+    try:
+        os.rename(script, target)
+    except OSError as exc:
+        raise JobError('the staged script %s cannot be moved to %s: %s' % (script, target, exc.strerror))
+    make_job_file(directory, os.path.basename(script), gid)
+
+
+def start(state_dir, name, argv, env, user, timeout, grace, replace, owner=None, script=None, gid=None, umask=JOB_UMASK):
+    """Start the job unless another holds the node; returns (record, replaced job name or None).
+
+    A job already recorded under name is this start when argv, user, owner and the checksum of the
+    staged script match (a running one is returned, an ended one is refused as spent); otherwise
+    the start is refused naming what differs. script, a staged file, is moved into the job's
+    directory only once this start has claimed the name; gid is the group of the job's files."""
     directory = job_dir(state_dir, name)
+    claim = {'argv': argv, 'user': user, 'owner': owner, 'script_sha256': staged_sha256(script) if script else None}
     with Lock(state_dir):
         holder = current_job(state_dir)
+        meta = read_json(os.path.join(directory, 'job.json'))
+        if meta is not None:
+            differences = claim_differences(meta, claim)
+            if differences:
+                raise JobError(refusal(name, holder == name, differences))
+            if holder == name:
+                return status(state_dir, name), None
+            raise JobError('job %s already ran on this node (%s); give the run another name' % (name, directory))
         replaced = None
-        if holder == name:
-            return status(state_dir, name), None
         if holder is not None:
             if not replace:
                 raise JobError('job %s is still running on this node (started %s); stop it first or set replace'
@@ -323,14 +444,13 @@ def start(state_dir, name, argv, env, user, timeout, grace, replace):
                                    (read_json(os.path.join(job_dir(state_dir, holder), 'job.json')) or {}).get('started', 0)))))
             stop(state_dir, holder, grace, by='replaced by job %s' % name)
             replaced = holder
-        if os.path.exists(os.path.join(directory, 'job.json')):
-            raise JobError('job %s already ran on this node (%s); give the run another name' % (name, directory))
-        if not os.path.isdir(directory):
-            os.mkdir(directory, 0o755)
+        gid = make_job_dir(directory, gid)
+        if script:
+            adopt_script(script, directory, gid)
+        make_job_file(directory, 'node.log', gid)
         started = time.time()
-        pid, start_time = detach(directory, argv, env, timeout, grace)
-        write_json(os.path.join(directory, 'job.json'), {
-            'name': name, 'argv': argv, 'user': user, 'supervisor_pid': pid, 'supervisor_start': start_time,
-            'started': started, 'deadline': started + timeout})
+        pid, start_time = detach(directory, argv, env, timeout, grace, umask)
+        write_job_json(directory, 'job.json', dict(claim, name=name, supervisor_pid=pid, supervisor_start=start_time,
+                                                   started=started, deadline=started + timeout))
         write_text(os.path.join(state_dir, 'current'), name + '\n')
         return status(state_dir, name), replaced

@@ -20,8 +20,14 @@ description:
   - The supervisor writes the job's stdout and stderr to C(STATE_DIR/NAME/node.log), kills every process of
     the job (also workers that torchrun started in their own sessions) when the job passes O(timeout) or is
     stopped, and records the exit code and the reason.
+  - C(STATE_DIR/NAME) is root's with mode 0750 and every file in it 0640, in the primary group of O(user), so
+    the job can read its script and no other user can read its log (secrets a job prints) or its record
+    (O(argv)). O(state_dir) is created with mode 0711, so other users cannot list the run names.
   - One job holds a node at a time. Starting another while one runs fails naming the running job, unless
     O(replace=true), which stops the running one first.
+  - A name is a claim. A start under the name of a job that exists on the node (running or ended) is the same
+    start only when O(argv), O(user), O(owner) and the content of O(script) match - then nothing changes. Any
+    other start under that name fails naming the job, the node and what differs, and touches nothing of the job.
   - O(state=status) reads the job's state and the end of its log; for a failed torchrun job it names the
     global rank, local rank and exit code of the first worker that failed on the node and a likely cause.
   - Used as a task, the action plugin of the same name adds O(wait) across nodes. With O(peers_dir) it waits
@@ -35,7 +41,7 @@ options:
     required: true
   state:
     description:
-      - V(started) starts the job unless it already runs (then nothing changes).
+      - V(started) starts the job unless the same start already made it (then nothing changes).
       - V(stopped) stops it when it runs.
       - V(status) changes nothing.
     type: str
@@ -50,7 +56,29 @@ options:
   user:
     description:
       - Account the job runs as; not V(root). Required with O(state=started).
+      - Its primary group is the group of the job's directory and files.
     type: str
+  owner:
+    description:
+      - Who starts the job (the operator), recorded as C(owner) in RV(job). A start by another owner under the name
+        of an existing job is refused (O(state=started)).
+      - Default the account that logged in to the node - E(SUDO_USER) when the module runs through sudo, else the
+        user of the login uid (C(/proc/self/loginuid)), else the module's own user.
+    type: str
+  script:
+    description:
+      - A file on the node that the job runs, staged in a directory that only root can write (a regular file of root's,
+        one link, on the file system of O(state_dir)). When O(state=started) claims the name, it is moved to
+        C(STATE_DIR/NAME/) under its base name, and its SHA-256 is recorded as C(script_sha256) in RV(job).
+      - A start that finds the same job, or is refused, leaves it where it is; it never replaces the file of a job.
+      - O(argv) names it at its place in the job's directory.
+    type: path
+  umask:
+    description:
+      - umask of the job (octal), so that what it writes - torchrun's per-rank logs, checkpoints - is not readable by
+        other users.
+    type: str
+    default: '0027'
   environment:
     description:
       - Variables the job gets, besides E(PATH), E(HOME), E(USER), E(LOGNAME) and E(LANG). Nothing else of
@@ -164,6 +192,24 @@ job:
       description: The job's name.
       type: str
       returned: always
+    argv:
+      description: The command as the supervisor runs it (the privilege drop, then O(argv)).
+      type: list
+      elements: str
+      returned: when the job exists
+    user:
+      description: The account the job runs as.
+      type: str
+      returned: when the job exists
+    owner:
+      description: Who started the job (O(owner)).
+      type: str
+      returned: when the job exists
+      sample: alice
+    script_sha256:
+      description: SHA-256 of O(script) as the job got it, null without one.
+      type: str
+      returned: when the job exists
     state:
       description: V(absent), V(running), V(succeeded), V(failed), V(timed_out), V(stopped) or V(lost) (the supervisor died).
       type: str
@@ -241,13 +287,18 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.torchfleet.cluster.plugins.module_utils import job_supervisor, runas, safepath, torchrun_log
 
 NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$')
+UMASK = re.compile(r'^0?[0-7]{3}$')
 SYSTEM_PATH = '/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin'
+# Others may pass through to a job's directory (the job's user must reach its script) but not list the run names.
+STATE_DIR_MODE = 0o711
+NO_LOGIN_UID = 4294967295
 
 
 def prepare_state_dir(module, state_dir):
-    """Create the state directory (root, 0755) and refuse one another user could change."""
+    """Create the state directory (root, 0711) and refuse one another user could change."""
     if not os.path.isdir(state_dir):
-        os.makedirs(state_dir, 0o755)
+        os.makedirs(state_dir, STATE_DIR_MODE)
+        os.chmod(state_dir, STATE_DIR_MODE)
     try:
         os.close(safepath.open_dir(state_dir))
     except (safepath.UnsafePathError, OSError) as exc:
@@ -269,6 +320,23 @@ def job_env(module, account):
            'USER': account.pw_name, 'LOGNAME': account.pw_name, 'LANG': 'C.UTF-8'}
     env.update((str(key), str(value)) for key, value in module.params['environment'].items())
     return env
+
+
+def login_user():
+    """The account that logged in to the node for this task (before sudo or su), else this process's."""
+    if os.environ.get('SUDO_USER'):
+        return os.environ['SUDO_USER']
+    try:
+        with open('/proc/self/loginuid') as handle:
+            uid = int(handle.read().strip())
+    except (OSError, ValueError):
+        uid = NO_LOGIN_UID
+    if uid == NO_LOGIN_UID:
+        uid = os.geteuid()
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return 'uid %d' % uid
 
 
 def user_account(module):
@@ -326,22 +394,39 @@ def wait_for_end(module, state_dir, name):
     return record
 
 
+def claim(module, account, argv):
+    """What a start under this name must match to be the same start as an existing job."""
+    script = module.params['script']
+    try:
+        sha256 = job_supervisor.staged_sha256(script) if script else None
+    except job_supervisor.JobError as exc:
+        module.fail_json(msg='torchrun_job: %s' % exc)
+    return {'argv': argv, 'user': account.pw_name, 'owner': module.params['owner'] or login_user(), 'script_sha256': sha256}
+
+
 def start(module, state_dir, name):
     if not module.params['argv']:
         module.fail_json(msg='torchrun_job: argv is required with state=started (job %s)' % name)
     account = user_account(module)
+    argv = job_argv(module, account, module.params['chdir'])
+    wanted = claim(module, account, argv)
     record = job_supervisor.status(state_dir, name)
     holder = job_supervisor.current_job(state_dir)
-    if module.check_mode:
-        if holder not in (None, name) and not module.params['replace']:
-            module.fail_json(msg='torchrun_job: job %s is still running on this node; stop it first or set replace' % holder)
-        return record, record['state'] == 'absent', None
     if record['state'] != 'absent':
+        differences = job_supervisor.claim_differences(record, wanted)
+        if differences:
+            module.fail_json(msg='torchrun_job: %s' % job_supervisor.refusal(name, record['state'] == 'running', differences),
+                             job=describe(record, 0), active=holder)
         return record, False, None
+    if module.check_mode:
+        if holder is not None and not module.params['replace']:
+            module.fail_json(msg='torchrun_job: job %s is still running on this node; stop it first or set replace' % holder)
+        return record, True, None
     try:
         record, replaced = job_supervisor.start(
-            state_dir, name, job_argv(module, account, module.params['chdir']), job_env(module, account),
-            account.pw_name, module.params['timeout'], module.params['stop_grace'], module.params['replace'])
+            state_dir, name, argv, job_env(module, account), account.pw_name, module.params['timeout'],
+            module.params['stop_grace'], module.params['replace'], owner=wanted['owner'], script=module.params['script'],
+            gid=account.pw_gid, umask=int(module.params['umask'], 8))
     except (job_supervisor.JobError, OSError) as exc:
         module.fail_json(msg='torchrun_job: %s' % exc, job=describe(job_supervisor.status(state_dir, name), 0),
                          active=job_supervisor.current_job(state_dir))
@@ -369,6 +454,9 @@ def main():
             state=dict(type='str', choices=['started', 'stopped', 'status'], default='status'),
             argv=dict(type='list', elements='str'),
             user=dict(type='str'),
+            owner=dict(type='str'),
+            script=dict(type='path'),
+            umask=dict(type='str', default='0027'),
             environment=dict(type='dict', default={}),
             chdir=dict(type='path'),
             timeout=dict(type='int', default=3600),
@@ -390,6 +478,8 @@ def main():
         module.fail_json(msg='torchrun_job: job name %r must be 1-64 letters, digits, ".", "_" or "-"' % name)
     if module.params['timeout'] < 1 or module.params['stop_grace'] < 0 or module.params['poll_interval'] < 1:
         module.fail_json(msg='torchrun_job: timeout and poll_interval must be at least 1, stop_grace at least 0')
+    if not UMASK.match(module.params['umask']):
+        module.fail_json(msg='torchrun_job: umask %r of job %s must be octal, like 0027' % (module.params['umask'], name))
     if module.check_mode and not os.path.isdir(state_dir):
         record = {'name': name, 'state': 'absent', 'rc': None, 'log': None}
         module.exit_json(changed=module.params['state'] == 'started', job=describe(record, 0), active=None, replaced=None)

@@ -4,13 +4,17 @@
 """job_supervisor with real processes: detached jobs, the deadline, stop, replace and refusal.
 
 The jobs are small shell scripts; one leaves a child in its own session (as torchrun's workers
-are) and one leaves an orphan, which the supervisor must still end."""
+are) and one leaves an orphan, which the supervisor must still end. A second start under a job's
+name attaches only when it is the same start; what a job leaves on disk is private."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import hashlib
 import os
+import socket
+import stat
 import subprocess
 import sys
 import time
@@ -74,8 +78,17 @@ def state_dir(tmp_path):
         os.kill(pid, 9)
 
 
-def start(state_dir, name, script, timeout=30, replace=False):
-    return job_supervisor.start(state_dir, name, ['/bin/sh', '-c', script], ENV, 'nobody', timeout, 1, replace)
+def start(state_dir, name, shell, timeout=30, replace=False, user='nobody', **claim):
+    return job_supervisor.start(state_dir, name, ['/bin/sh', '-c', shell], ENV, user, timeout, 1, replace, **claim)
+
+
+def staged(tmp_path, folder, text):
+    """A script waiting in a directory of its own, as the launch role stages it before the start."""
+    directory = tmp_path / folder
+    directory.mkdir(mode=0o700)
+    path = directory / 'train.py'
+    path.write_text(text)
+    return str(path)
 
 
 CASES = [
@@ -198,3 +211,99 @@ def test_a_supervisor_that_died_is_reported_lost(state_dir):
     os.kill(record['supervisor_pid'], 9)
     eventually(lambda: job_supervisor.status(state_dir, 'job')['state'] == 'lost')
     assert job_supervisor.current_job(state_dir) is None
+
+
+FIRST = {'shell': 'sleep %s' % SECONDS[2], 'user': 'nobody', 'owner': 'alice', 'staged': 'print(1)\n'}
+SECOND_STARTS = [
+    # id, what the second start under the same name changes, what its refusal says (None: it attaches)
+    ('identical', {}, None),
+    ('other command', {'shell': 'sleep 7'}, "its command differs: 'sleep %s' in the job, 'sleep 7' in this start" % SECONDS[2]),
+    ('other owner', {'owner': 'bob'}, 'it was started by alice, this start is by bob'),
+    ('other user', {'user': 'daemon'}, 'it runs as nobody, this start as daemon'),
+    ('other script', {'staged': 'print(2)\n'}, 'its script has SHA-256 '),
+]
+
+
+def start_staged(state_dir, tmp_path, folder, start_args):
+    return start(state_dir, 'run', start_args['shell'], user=start_args['user'], owner=start_args['owner'],
+                 script=staged(tmp_path, folder, start_args['staged']))
+
+
+@pytest.mark.parametrize('dummy, change, refusal', SECOND_STARTS, ids=[case[0] for case in SECOND_STARTS])
+def test_a_start_under_a_running_jobs_name_attaches_only_when_identical(state_dir, tmp_path, dummy, change, refusal):
+    record, dummy = start_staged(state_dir, tmp_path, 'first', FIRST)
+    if refusal is None:
+        again, replaced = start_staged(state_dir, tmp_path, 'second', dict(FIRST, **change))
+        assert (again['state'], again['started'], again['owner'], replaced) == ('running', record['started'], 'alice', None)
+    else:
+        with pytest.raises(job_supervisor.JobError) as caught:
+            start_staged(state_dir, tmp_path, 'second', dict(FIRST, **change))
+        message = str(caught.value)
+        assert message.startswith('job run on node %s is running and was started differently: ' % socket.gethostname())
+        assert refusal in message
+    # neither attaching nor a refusal touches the running job's script; the second one stays staged
+    with open(os.path.join(job_supervisor.job_dir(state_dir, 'run'), 'train.py')) as handle:
+        assert handle.read() == 'print(1)\n'
+    assert os.path.exists(str(tmp_path / 'second' / 'train.py'))
+    assert job_supervisor.current_job(state_dir) == 'run'
+    assert job_supervisor.status(state_dir, 'run')['started'] == record['started']
+
+
+def test_a_start_under_an_ended_jobs_name_says_what_differs(state_dir):
+    start(state_dir, 'job', 'exit 0', owner='alice')
+    wait_end(state_dir, 'job')
+    with pytest.raises(job_supervisor.JobError, match='job job on node .* already ran and was started differently: '
+                                                      'it was started by alice, this start is by bob'):
+        start(state_dir, 'job', 'exit 0', owner='bob')
+
+
+def test_the_staged_script_moves_into_the_job_only_when_the_start_claims_the_name(state_dir, tmp_path):
+    first = staged(tmp_path, 'first', 'print(1)\n')
+    record, dummy = start(state_dir, 'run', 'sleep %s' % SECONDS[2], script=first)
+    assert not os.path.exists(first)
+    assert record['script_sha256'] == hashlib.sha256(b'print(1)\n').hexdigest()
+    with open(os.path.join(job_supervisor.job_dir(state_dir, 'run'), 'train.py')) as handle:
+        assert handle.read() == 'print(1)\n'
+
+
+def job_group():
+    """A group other than the caller's where the test may give files away (as root), else the caller's."""
+    return 65534 if os.geteuid() == 0 else os.getgid()
+
+
+PRIVATE = [
+    # id, path under the state directory, mode, group (None: not the job's)
+    ('job directory', 'job', 0o750, 'job'),
+    ('job record', 'job/job.json', 0o640, 'job'),
+    ('log', 'job/node.log', 0o640, 'job'),
+    ('script', 'job/train.py', 0o640, 'job'),
+    ('stop request', 'job/stop.json', 0o640, 'job'),
+    ('result', 'job/result.json', 0o640, 'job'),
+    ('node holder', 'current', 0o600, None),
+    ('lock', '.lock', 0o600, None),
+]
+
+
+@pytest.mark.parametrize('dummy, relative, mode, group', PRIVATE, ids=[case[0] for case in PRIVATE])
+def test_what_a_job_leaves_is_private_to_root_and_the_jobs_group(state_dir, tmp_path, dummy, relative, mode, group):
+    old_umask = os.umask(0)  # the modes must not depend on the caller's umask
+    try:
+        start(state_dir, 'job', 'sleep %s' % SECONDS[2], script=staged(tmp_path, 'stage', 'print(1)\n'), gid=job_group())
+        with job_supervisor.Lock(state_dir):
+            job_supervisor.stop(state_dir, 'job', 1, by='test')
+    finally:
+        os.umask(old_umask)
+    eventually(lambda: os.path.exists(os.path.join(state_dir, 'job', 'result.json')))
+    found = os.lstat(os.path.join(state_dir, relative))
+    assert stat.S_IMODE(found.st_mode) == mode
+    if group is not None:
+        assert found.st_gid == job_group()
+
+
+@pytest.mark.parametrize('umask, shown', [(None, '0027'), (0o077, '0077')], ids=['default', 'given'])
+def test_the_job_runs_with_a_umask_that_keeps_its_files_from_other_users(state_dir, umask, shown):
+    claim = {} if umask is None else {'umask': umask}
+    start(state_dir, 'job', 'umask', **claim)
+    record = wait_end(state_dir, 'job')
+    with open(record['log']) as handle:
+        assert handle.read().split() == [shown]
