@@ -27,7 +27,7 @@ launch-demo: venv
 
 demo-down: deps
 	@tests/harness/cluster.sh down demo
-	@rm -f inventories/demo/hosts.yml
+	@rm -f inventories/demo/hosts.yml inventories/demo/group_vars/all.yml
 
 test: deps venv
 	@tests/run.sh

@@ -16,8 +16,9 @@ if [ -z "${TORCHFLEET_DEMO_LOCKED:-}" ]; then
   exit "$status"
 fi
 
-# Installer variables for this machine, passed as extra vars: run data, not inventory.
-installer_vars="$out/installer.yml"
+# Installer variables for this machine, written where the demo inventory reads them, so the README's
+# next commands (ansible-playbook -i inventories/demo ...) work without extra vars.
+installer_vars="$root/inventories/demo/group_vars/all.yml"
 if tests/harness/miniconda-reachable.sh; then
   installer="the real Miniconda installer (downloaded once on the controller)"
   printf -- '---\n# Written by tests/harness/demo.sh: the real installer is reachable.\n{}\n' > "$installer_vars"
@@ -41,12 +42,12 @@ TORCHFLEET_PEER_PORT_RANGE="${TORCHFLEET_PEER_PORT_RANGE:-40000 59999}" \
   tests/harness/cluster.sh up demo "$nodes" "${wheelhouse[@]}" --inventory "$root/inventories/demo/hosts.yml" >/dev/null
 echo "demo.sh: $nodes nodes up; installing with $installer"
 log="$out/site.log"
-if ! ansible-playbook site.yml -e @"$installer_vars" > "$log" 2>&1; then
+if ! ansible-playbook -i inventories/demo site.yml > "$log" 2>&1; then
   tail -40 "$log"; echo "demo.sh: site.yml failed (full log: $log)" >&2; exit 1
 fi
 grep -A "$((nodes + 2))" '^PLAY RECAP' "$log"
 rm -f "$out/smoke.json"
-if ! ansible-playbook playbooks/smoke.yml -e "smoke_report_file=$out/smoke.json" > "$out/smoke.log" 2>&1; then
+if ! ansible-playbook -i inventories/demo playbooks/smoke.yml -e "smoke_report_file=$out/smoke.json" > "$out/smoke.log" 2>&1; then
   tail -40 "$out/smoke.log"; echo "demo.sh: smoke.yml failed (full log: $out/smoke.log)" >&2; exit 1
 fi
 ansible-playbook tests/harness/demo_summary.yml -e "demo_installer='$installer'" -e "demo_smoke_report=$out/smoke.json" 2>/dev/null | sed -n '/TORCHFLEET SUMMARY/,/END SUMMARY/p' | sed 's/^ *"//; s/",\?$//'
