@@ -17,6 +17,7 @@ from ansible.module_utils.facts.system import ssh_pub_keys
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 
+from ansible_collections.torchfleet.cluster.plugins.filter import node_report
 from ansible_collections.torchfleet.cluster.tests.unit.roles.role_templar import load_plugins
 
 ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles", "ssh_mesh")
@@ -50,11 +51,24 @@ def node_facts(tmp_path, monkeypatch, name, algos):
     return facts
 
 
-def role_vars(loader, hostvars):
-    variables = loader.load_from_file(os.path.join(ROLE, "vars", "main.yml"))
-    return dict(variables, hostvars={h: {"ansible_facts": f} for h, f in hostvars.items()},
-                _ssh_mesh_members=list(hostvars),
-                _ssh_mesh_names={h: [h, h + ".cluster.example", "10.0.0.%d" % i] for i, h in enumerate(hostvars)})
+def role_vars(loader, cluster, **reported):
+    """The role's variables for members with these host key facts, each reporting its names as
+    ``reported[member]`` (hostname, fqdn, default_ipv4) says, else ``h``, ``h.cluster.example``,
+    ``10.0.0.i``; the names and keys pass through preflight.yml's filter as in a run."""
+    variables = loader.load_from_file(os.path.join(ROLE, "vars", "main.yml"), trusted_as_template=True)
+    hostvars = {}
+    for index, (name, facts) in enumerate(cluster.items()):
+        names = dict({"hostname": name, "fqdn": name + ".cluster.example", "default_ipv4": {"address": "10.0.0.%d" % index}},
+                     **reported.get(name, {}))
+        hostvars[name] = {"ansible_facts": dict(facts, **names)}
+    reports = node_report.ssh_host_reports(list(hostvars), hostvars, variables["_ssh_mesh_host_key_facts"])
+    return dict(variables, hostvars=hostvars, _ssh_mesh_members=list(hostvars), _ssh_mesh_reports=reports)
+
+
+def render(loader, variables, template):
+    with open(os.path.join(ROLE, "templates", template), encoding="utf-8") as handle:
+        source = trust_as_template(handle.read())
+    return Templar(loader=loader, variables=variables).template(source)
 
 
 def preflight_task(name):
@@ -70,12 +84,18 @@ def fixture_cluster(tmp_path, monkeypatch):
     return {name: node_facts(tmp_path, monkeypatch, name, algos) for name, algos in NODES.items()}
 
 
+@pytest.fixture(name="shared_cluster", scope="module")
+def fixture_shared_cluster(tmp_path_factory):
+    """The same cluster, made once for the tests that only read it."""
+    tmp_path = tmp_path_factory.mktemp("cluster")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        return {name: node_facts(tmp_path, monkeypatch, name, algos) for name, algos in NODES.items()}
+
+
 def test_known_hosts_records_every_offered_host_key(tmp_path, cluster):
     loader = DataLoader()
-    with open(os.path.join(ROLE, "templates", "known_hosts.j2"), encoding="utf-8") as handle:
-        source = trust_as_template(handle.read())
     known_hosts = tmp_path / "ssh_known_hosts"
-    known_hosts.write_text(Templar(loader=loader, variables=role_vars(loader, cluster)).template(source))
+    known_hosts.write_text(render(loader, role_vars(loader, cluster), "known_hosts.j2"))
     for index, (name, algos) in enumerate(NODES.items()):
         for host in (name, name + ".cluster.example", "10.0.0.%d" % index):
             found = subprocess.run(["ssh-keygen", "-F", host, "-f", str(known_hosts)],
@@ -101,3 +121,51 @@ def test_preflight_accepts_any_offered_type(tmp_path, monkeypatch, algos, accept
     variables = dict(role_vars(loader, {"node": facts}), item="node")
     templar = Templar(loader=loader, variables=variables)
     assert templar.evaluate_conditional(trust_as_template(task["ansible.builtin.assert"]["that"])) is accepted
+
+
+def test_known_hosts_and_ssh_config_keep_their_format(shared_cluster):
+    """Valid reports give the lines the role has always written: the names joined by ',', the key
+    type and the key, per host key fact; a changed byte would make every converged node change."""
+    loader = DataLoader()
+    cluster = shared_cluster
+    variables = role_vars(loader, cluster)
+    expected = "".join(
+        "%s,%s.cluster.example,10.0.0.%d %s %s\n" % (name, name, index, facts[fact + "_keytype"], facts[fact])
+        for index, (name, facts) in enumerate(cluster.items())
+        for fact in variables["_ssh_mesh_host_key_facts"] if facts.get(fact))
+    assert render(loader, variables, "known_hosts.j2") == expected
+    assert render(loader, dict(variables, ssh_mesh_key_name="id_ed25519_torchfleet"), "ssh_config.j2").splitlines()[0] == (
+        "Host node0 node0.cluster.example 10.0.0.0 node1 node1.cluster.example 10.0.0.1 node2 node2.cluster.example 10.0.0.2")
+
+
+# What a node's root can make its facts say (its FQDN is socket.getfqdn(), its hostname uname -n).
+ATTACKS = [
+    {"fqdn": "*"},
+    {"fqdn": "*.cluster.example"},
+    {"hostname": "node0,*"},
+    {"fqdn": "!node0,*"},
+    {"fqdn": "node1\n* ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPJCmLuvS6zCGhJ7mvs4Rcm8WKheGywN5iWOUf8XE0/+"},
+    {"hostname": "node?", "fqdn": "[node0]:22"},
+    {"default_ipv4": {"address": "10.0.0.0,node0"}},
+]
+
+
+@pytest.mark.parametrize("reported", ATTACKS)
+def test_a_node_cannot_vouch_for_other_names(tmp_path, shared_cluster, reported):
+    cluster = shared_cluster
+    loader = DataLoader()
+    variables = role_vars(loader, cluster, node1=reported)
+    known_hosts = tmp_path / "ssh_known_hosts"
+    known_hosts.write_text(render(loader, variables, "known_hosts.j2"))
+    node1_keys = {cluster["node1"][fact] for fact in variables["_ssh_mesh_host_key_facts"] if cluster["node1"].get(fact)}
+    for host in ("node0", "node2", "10.0.0.0", "evil.example", "node1x", "[node0]:22"):
+        found = subprocess.run(["ssh-keygen", "-F", host, "-f", str(known_hosts)], capture_output=True, text=True, check=False)
+        vouched = {line.split()[2] for line in found.stdout.splitlines() if line and not line.startswith("#")}
+        assert not vouched & node1_keys, "node1's host key is accepted for %s" % host
+    found = subprocess.run(["ssh-keygen", "-F", "node1", "-f", str(known_hosts)], capture_output=True, text=True, check=False)
+    assert found.returncode == 0
+    for line in known_hosts.read_text().splitlines():
+        for pattern in line.split(" ")[0].split(","):
+            assert pattern and not set(pattern) & set("*?![]\t"), line
+    config = render(loader, dict(variables, ssh_mesh_key_name="id_ed25519_torchfleet"), "ssh_config.j2")
+    assert not set(config.splitlines()[0][len("Host "):]) & set("*?![],\t"), config
