@@ -10,13 +10,13 @@ driver itself says it supports (``driver_cuda``: ``cuDriverGetVersion`` / NVML
 ``nvmlSystemGetCudaDriverVersion`` / the "CUDA Version" of ``nvidia-smi``), when known.
 
 MIN_DRIVER: CUDA major.minor -> minimum Linux x86_64 driver of that toolkit's first release
-(GA), transcribed from NVIDIA's CUDA Toolkit Release Notes, table "CUDA Toolkit and
-Corresponding Driver Versions" (https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/),
-as published with CUDA 13.0 (table as of 2025-08; recorded here 2026-12-03, without network
-access to re-check it in this session). Newer updates of a release may list a newer driver;
-the GA value is the floor. NVIDIA's "minor version compatibility" lets some applications run
-on an older driver of the same major (12.x from 525.60.13) with limitations (no PTX JIT);
-torch builds that need their kernels JIT-compiled fail there, so the rule keeps the GA floor.
+(GA), from NVIDIA's CUDA Toolkit Release Notes, Table 3 "CUDA Toolkit and Corresponding
+Driver Versions" (TABLE_URL); the comment on each row names the row of that table. Every row
+was checked on 2026-12-07 against a stored copy of the table as published with CUDA 13.2
+Update 2 (TABLE_CHECKED_IN). There is no CUDA 12.7. Newer updates of a release may list a newer driver; the GA value is the
+floor. NVIDIA's "minor version compatibility" lets some applications run on an older driver
+of the same major (12.x from 525.60.13) with limitations (no PTX JIT); torch builds that need
+their kernels JIT-compiled fail there, so the rule keeps the GA floor.
 A CUDA version newer than the table is checked against ``driver_cuda`` only.
 
 Findings are drift entries of field ``cuda_driver`` with ``source: spec``; list
@@ -28,28 +28,32 @@ from __future__ import annotations
 import re
 
 FIELD = "cuda_driver"
-TABLE_SOURCE = "CUDA Toolkit Release Notes, 'CUDA Toolkit and Corresponding Driver Versions' (as of CUDA 13.0, 2025-08)"
+TABLE_URL = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html"
+TABLE_CHECKED_IN = "https://docs.nvidia.com/cuda/archive/13.2.2/cuda-toolkit-release-notes/index.html"
+TABLE_SOURCE = "CUDA Toolkit Release Notes, 'CUDA Toolkit and Corresponding Driver Versions' (as of CUDA 13.2 Update 2)"
 
+# Each comment is the row of NVIDIA's Table 3 the value comes from (Linux x86_64 column).
 MIN_DRIVER = {
-    "11.0": "450.51.05",
-    "11.1": "455.23",
-    "11.2": "460.27.04",
-    "11.3": "465.19.01",
-    "11.4": "470.42.01",
-    "11.5": "495.29.05",
-    "11.6": "510.39.01",
-    "11.7": "515.43.04",
-    "11.8": "520.61.05",
-    "12.0": "525.60.13",
-    "12.1": "530.30.02",
-    "12.2": "535.54.03",
-    "12.3": "545.23.06",
-    "12.4": "550.54.14",
-    "12.5": "555.42.02",
-    "12.6": "560.28.03",
-    "12.8": "570.26",
-    "12.9": "575.51.03",
-    "13.0": "580.65.06",
+    "11.0": "450.51.05",   # CUDA 11.0.2 GA
+    "11.1": "455.23",      # CUDA 11.1 GA
+    "11.2": "460.27.03",   # CUDA 11.2.0 GA
+    "11.3": "465.19.01",   # CUDA 11.3.0 GA
+    "11.4": "470.42.01",   # CUDA 11.4.0 GA
+    "11.5": "495.29.05",   # CUDA 11.5 GA
+    "11.6": "510.39.01",   # CUDA 11.6 GA
+    "11.7": "515.43.04",   # CUDA 11.7 GA
+    "11.8": "520.61.05",   # CUDA 11.8 GA
+    "12.0": "525.60.13",   # CUDA 12.0 GA
+    "12.1": "530.30.02",   # CUDA 12.1 GA
+    "12.2": "535.54.03",   # CUDA 12.2 GA
+    "12.3": "545.23.06",   # CUDA 12.3 GA
+    "12.4": "550.54.14",   # CUDA 12.4 GA
+    "12.5": "555.42.02",   # CUDA 12.5 GA
+    "12.6": "560.28.03",   # CUDA 12.6 GA
+    "12.8": "570.26",      # CUDA 12.8 GA
+    "12.9": "575.51.03",   # CUDA 12.9 GA
+    "13.0": "580.65.06",   # CUDA 13.0 GA
+    "13.1": "590.44.01",   # CUDA 13.1 GA
 }
 
 _NUMBERS = re.compile(r"^\d+(\.\d+)*$")
