@@ -15,6 +15,14 @@ Shapes handled (all from conda's own source):
 - errors under ``--json``: ``CondaError.dump_map()`` printed to stdout
   (``exception_name``, ``message``, ``error``, ``packages``, ``channel_urls`` …),
   possibly after NUL-separated progress records.
+- ``CondaMultiError`` (failed package fetches, e.g. of an explicit lock): no ``message``, the
+  text "Multiple Errors Encountered." and ``errors``, one ``dump_map()`` per failure:
+  ``PathNotFoundError`` (``path``, a ``file://`` package that is missing),
+  ``CondaHTTPError`` (``url``, ``status_code``, ``reason``), ``ChecksumMismatchError``
+  (``url``, ``checksum_type``, ``expected_checksum``, ``actual_checksum``).
+- an exception that is not a CondaError (ruamel's ``ParserError`` for an unparsable
+  ``.condarc``): the error report, ``error`` (a repr), ``exception_name``, ``traceback`` and
+  ``conda_info``, no ``message``; without ``--json`` the same report on stderr, indented.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -43,6 +51,10 @@ _RESOLVE_CHAINS_RE = re.compile(r'ResolvePackageNotFound:[ \t]*\n((?:[ \t]*-[ \t
 # conda's exception handler crashing while it prints an error (MultipleKeysError under --json in
 # 25.11/26.7: its keys are a frozenset) leaves a chained traceback on stderr and nothing on stdout.
 _CHAINED_MARKER = 'During handling of the above exception, another exception occurred'
+# Where a YAML parser stopped: ruamel and PyYAML write each mark as '  in "FILE", line L, column C'.
+_YAML_MARK_RE = re.compile(r'^\s*in "([^"]*)", line (\d+), column (\d+):?\s*$')
+# conda's report of an unexpected error without --json: the traceback indented by four spaces.
+_ERROR_REPORT_MARKER = '>>>>>>>>>>>>>>>>>>>>>> ERROR REPORT <<<<<<<<<<<<<<<<<<<<<<'
 
 
 class CondaCommandError(Exception):
@@ -191,15 +203,23 @@ def parse_error(stdout, stderr=''):
     """What went wrong, from conda's JSON error document or, failing that, its text."""
     data = parse_json_output(stdout)
     if isinstance(data, dict) and data.get('exception_name'):
+        failures = _nested_failures(data)
         return {
             'exception_name': data['exception_name'],
-            'message': (data.get('message') or data.get('error') or '').strip(),
+            'message': '; '.join(failures) if failures else _json_error_message(data),
+            'failures': failures,
             'packages': _json_error_packages(data),
             'channels': [_channel_text(c) for c in (data.get('channel_urls') or ())],
             'pip': _pip_failures(stdout + '\n' + (stderr or '')),
         }
     text = '%s\n%s' % (stdout or '', stderr or '')
-    error = {'exception_name': None, 'message': '', 'packages': [], 'channels': [], 'pip': _pip_failures(text)}
+    error = {'exception_name': None, 'message': '', 'failures': [], 'packages': [], 'channels': [], 'pip': _pip_failures(text)}
+    report = _error_report_traceback(text)
+    if report:
+        name, reason = _raised_exception(report)
+        if name:
+            error.update(exception_name=name, message=reason)
+            return error
     match = _TEXT_PACKAGES_RE.search(text)
     if match:
         error['exception_name'] = 'PackagesNotFoundError'
@@ -214,6 +234,90 @@ def parse_error(stdout, stderr=''):
         error['exception_name'] = error['exception_name'] or exc.group(1)
         error['message'] = exc.group(2).strip() or exc.group(1)
     return error
+
+
+def _json_error_message(data):
+    """The message of a JSON error document on one readable line where conda's is not.
+
+    An error that is not a CondaError has no ``message`` and an ``error`` that is a repr
+    (ruamel's ParserError shows "<ruamel.yaml.error.FileMark object at 0x...>"): its reason is
+    the end of the ``traceback``. ConfigurationLoadError spreads the file and the reason over
+    lines ("Unable to load configuration file.", "  path: ...", "  reason: ...")."""
+    message = (data.get('message') or '').strip()
+    if not message and data.get('traceback'):
+        reason = _raised_exception(data['traceback'])[1]
+        if reason:
+            return reason
+    if data.get('exception_name') == 'ConfigurationLoadError':
+        return ' '.join(line.strip() for line in message.splitlines() if line.strip())
+    return message or (data.get('error') or '').strip()
+
+
+def _nested_failures(data):
+    """One line per distinct failure of a CondaMultiError, in conda's order (a failed fetch is
+    listed twice: once by its own callback, once when the executor collects it)."""
+    if data.get('exception_name') != 'CondaMultiError':
+        return []
+    failures = []
+    for nested in data.get('errors') or ():
+        line = _failure_line(nested) if isinstance(nested, dict) else str(nested).strip()
+        if line and line not in failures:
+            failures.append(line)
+    return failures
+
+
+def _failure_line(error):
+    """A CondaMultiError member as "<reason> <URL or path>", from the fields conda/exceptions.py gives it."""
+    name = error.get('exception_name') or ''
+    if name == 'ChecksumMismatchError' and error.get('url'):
+        return '%s mismatch for %s: expected %s, got %s' % (
+            error.get('checksum_type') or 'checksum', error['url'], error.get('expected_checksum'), error.get('actual_checksum'))
+    if name == 'CondaHTTPError' and error.get('url'):
+        return 'HTTP %s %s for %s' % (error.get('status_code'), error.get('reason') or '', error['url'])
+    if name == 'PathNotFoundError' and error.get('path'):
+        return 'file not found: %s' % error['path']
+    if name == 'CondaMultiError':
+        return '; '.join(_nested_failures(error))
+    lines = _json_error_message(error).splitlines()
+    return ': '.join(part for part in (name, lines[0] if lines else '') if part)
+
+
+def _error_report_traceback(text):
+    """The traceback of conda's plain-text error report, dedented; '' when there is none."""
+    if _ERROR_REPORT_MARKER not in text:
+        return ''
+    lines = []
+    for line in text.split(_ERROR_REPORT_MARKER, 1)[1].splitlines():
+        if line.startswith('    '):
+            lines.append(line[4:])
+        elif lines and not line.strip():
+            break
+    return '\n'.join(lines)
+
+
+def _raised_exception(trace):
+    """(name, reason on one line) of the exception a Python traceback ends with; (None, '') when
+    there is none. A YAML error names its file once: "cannot parse FILE: problem (line L, column C); ..."."""
+    lines = trace.splitlines()
+    raised = [index for index, line in enumerate(lines) if _EXCEPTION_LINE_RE.match(line)]
+    if not raised:
+        return None, ''
+    first = _EXCEPTION_LINE_RE.match(lines[raised[-1]])
+    name = first.group(1)
+    parts, files = [], []
+    for line in [first.group(2)] + lines[raised[-1] + 1:]:
+        mark = _YAML_MARK_RE.match(line)
+        if mark:
+            if not mark.group(1).startswith('<') and mark.group(1) not in files:
+                files.append(mark.group(1))
+            where = '(line %s, column %s)' % (mark.group(2), mark.group(3))
+            parts[-1:] = ['%s %s' % (parts[-1], where)] if parts else [where]
+        elif line.strip() and not line.startswith('    '):  # PyYAML quotes the source, indented, under a mark
+            parts.append(line.strip())
+    reason = '; '.join(parts)
+    if files:
+        reason = 'cannot parse %s: %s' % (', '.join(files), reason)
+    return name, reason
 
 
 def _reported_exception(text):
@@ -272,7 +376,9 @@ def describe_error(action, error, rc):
         parts.append('package(s) not available: %s' % ', '.join(error['packages']))
     if error.get('pip'):
         parts.append('pip could not install: %s' % ', '.join(error['pip']))
-    if error.get('exception_name'):
+    if error.get('failures'):
+        parts.append('; '.join(error['failures']))
+    elif error.get('exception_name'):
         first = error.get('message', '').strip().splitlines()
         detail = first[0] if first else ''
         parts.append('%s%s' % (error['exception_name'], (': ' + detail) if detail and not error.get('packages') else ''))

@@ -7,7 +7,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+import os
+
 import pytest
+import yaml
 
 from ansible_collections.torchfleet.cluster.plugins.module_utils import conda
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import conda_samples as samples
@@ -251,3 +255,114 @@ def test_channel_objects_in_channel_urls_become_urls():
     assert error['channels'] == ['https://mirror.invalid/conda-forge/linux-64', 'file:///srv/channels/localchan/noarch']
     message = conda.describe_error('conda env create', error, 1)
     assert 'nosuchpkg' in message and "{'auth'" not in message
+
+
+# --- recorded real conda failures (fixtures/real_conda, see its README.md) ---------------------
+
+REAL_CONDA = os.path.join(os.path.dirname(__file__), 'fixtures', 'real_conda')
+
+
+def recorded(name):
+    if not name:
+        return ''
+    with open(os.path.join(REAL_CONDA, name)) as handle:
+        return handle.read()
+
+
+def recorded_cases():
+    with open(os.path.join(REAL_CONDA, 'cases.yml')) as handle:
+        return yaml.safe_load(handle)['cases']
+
+
+RECORDED_CASES = recorded_cases()
+
+
+@pytest.mark.parametrize('case', RECORDED_CASES, ids=[case['id'] for case in RECORDED_CASES])
+def test_recorded_failure_message_names_what_failed(case):
+    stdout, stderr = recorded(case['stdout']), recorded(case['stderr'])
+    rc = int(recorded(case.get('rc')) or 1)
+    error = conda.parse_error(stdout, stderr)
+    message = conda.describe_error(case['command'], error, rc)
+    assert error['exception_name'] == case['exception_name']
+    assert '\n' not in message
+    for text in case['names']:
+        assert message.count(text) == 1, (text, message)
+    for text in case['hides']:
+        assert text not in message
+
+
+def test_recorded_explicit_lock_failure_reaches_the_module_through_the_cli():
+    """conda_env fails with CondaCommandError.msg: it names the missing package file."""
+    case = next(c for c in RECORDED_CASES if c['id'] == '25.11.1-explicit-lock-missing-file')
+    module = FakeModule([(1, recorded(case['stdout']), recorded(case['stderr']))])
+    cli = conda.CondaCli(module, '/opt/miniconda3/bin/conda')
+    with pytest.raises(conda.CondaCommandError) as caught:
+        cli.create_explicit('/w/explicit.txt', '/opt/miniconda3/envs/.torchfleet/train-3f1c2a9b7d10')
+    assert caught.value.msg == ('conda create from the explicit lock failed (rc=1); '
+                                'file not found: /srv/oracle/channel/linux-64/numpy-9.9.9-py311_0.conda')
+    assert caught.value.error['failures'] == ['file not found: /srv/oracle/channel/linux-64/numpy-9.9.9-py311_0.conda']
+
+
+# --- shapes built from conda's source, not recorded ----------------------------------------------
+# conda/exceptions.py and conda/__init__.py (tags 25.11.1 and 26.7.1): CondaError.dump_map() is
+# the public attributes plus exception_type, exception_name, message, error (the repr),
+# caused_by and the message kwargs; CondaMultiError.dump_map() is exception_type,
+# exception_name, errors (each member's dump_map) and error "Multiple Errors Encountered.".
+# A checksum mismatch is only raised for a download (gateways/connection/download.py); a
+# file:// package is copied unchecked, so no recording of it exists.
+
+def conda_error(name, message, module='conda.exceptions', **kwargs):
+    document = dict(caused_by='None', error='%s: %s' % (name, message), exception_name=name,
+                    exception_type="<class '%s.%s'>" % (module, name), message=message)
+    document.update(kwargs)
+    return document
+
+
+def checksum_mismatch(url, expected, actual, checksum_type='md5'):
+    message = ("Conda detected a mismatch between the expected content and downloaded content\n"
+               "for url '%s'.\n  download saved to: /opt/miniconda3/pkgs/%s\n  expected %s: %s\n  actual %s: %s\n"
+               % (url, url.rsplit('/', 1)[1], checksum_type, expected, checksum_type, actual))
+    return conda_error('ChecksumMismatchError', message, url=url, target_full_path='/opt/miniconda3/pkgs/' + url.rsplit('/', 1)[1],
+                       checksum_type=checksum_type, expected_checksum=expected, actual_checksum=actual, partial_download=False)
+
+
+def multi_error(*errors):
+    return json.dumps({'error': 'Multiple Errors Encountered.', 'errors': list(errors), 'exception_name': 'CondaMultiError',
+                       'exception_type': "<class 'conda.CondaMultiError'>"}, indent=2, sort_keys=True) + '\n'
+
+
+NUMPY_URL = 'https://mirror.invalid/conda-forge/linux-64/numpy-2.4.6-py311h71ddf71_0.conda'
+SIX_URL = 'https://mirror.invalid/conda-forge/noarch/six-1.17.0-pyhd8ed1ab_0.conda'
+NUMPY_MISMATCH = checksum_mismatch(NUMPY_URL, '0' * 32, '586383ad85982ccbc784401036ce00de')
+
+SOURCE_BUILT_CASES = [
+    ('md5 mismatch, listed twice as conda does',
+     multi_error(NUMPY_MISMATCH, NUMPY_MISMATCH),
+     ['md5 mismatch for %s: expected %s, got 586383ad85982ccbc784401036ce00de' % (NUMPY_URL, '0' * 32)]),
+    ('sha256 mismatch and a 404 of another package',
+     multi_error(checksum_mismatch(NUMPY_URL, 'a' * 64, 'b' * 64, 'sha256'),
+                 conda_error('CondaHTTPError', 'HTTP 404 NOT FOUND for url <%s>' % SIX_URL, url=SIX_URL, status_code=404,
+                             reason='NOT FOUND', elapsed_time='00:00.1', response_details='', json={})),
+     ['sha256 mismatch for %s: expected %s, got %s' % (NUMPY_URL, 'a' * 64, 'b' * 64),
+      'HTTP 404 NOT FOUND for %s' % SIX_URL]),
+    ('size mismatch',
+     multi_error(checksum_mismatch(NUMPY_URL, 16918164, 4096, 'size')),
+     ['size mismatch for %s: expected 16918164, got 4096' % NUMPY_URL]),
+    ('a member that is no fetch failure keeps its name',
+     multi_error(conda_error('CondaVerificationError', 'The package for numpy located at /opt/miniconda3/pkgs/numpy\n'
+                             'appears to be corrupted.')),
+     ['CondaVerificationError: The package for numpy located at /opt/miniconda3/pkgs/numpy']),
+    ('a condarc the YAML scanner rejects (ConfigurationLoadError)',
+     json.dumps(conda_error('ConfigurationLoadError', 'Unable to load configuration file.\n  path: /opt/miniconda3/.condarc\n'
+                            '  reason: invalid yaml at line 0, column 8', module='conda.common.configuration',
+                            path='/opt/miniconda3/.condarc', line=0, column=8)),
+     ['Unable to load configuration file. path: /opt/miniconda3/.condarc reason: invalid yaml at line 0, column 8']),
+]
+
+
+@pytest.mark.parametrize('stdout, texts', [case[1:] for case in SOURCE_BUILT_CASES], ids=[case[0] for case in SOURCE_BUILT_CASES])
+def test_source_built_failure_message_names_what_failed(stdout, texts):
+    message = conda.describe_error('conda create from the explicit lock', conda.parse_error(stdout), 1)
+    for text in texts:
+        assert message.count(text) == 1, (text, message)
+    assert 'Multiple Errors Encountered' not in message and '\n' not in message
