@@ -19,6 +19,13 @@ INSTALLER = "Miniconda3-py311_25.11.1-1-Linux-x86_64.sh"
 CONDA_VERSION = "25.11.1"
 LIST_FIELDS = {"base_url", "build_number", "build_string", "channel", "dist_name", "name", "platform", "version"}
 ERROR_FIELDS = {"caused_by", "error", "exception_name", "exception_type", "message"}
+# Fields of conda 25.11.1's error documents, as recorded on the project's test nodes (2026-12-07).
+ERROR_DOCS = {
+    "CondaMultiError": {"error": "Multiple Errors Encountered.", "exception_name": "CondaMultiError",
+                        "exception_type": "<class 'conda.CondaMultiError'>"},
+    "PathNotFoundError": {"caused_by": "None", "exception_name": "PathNotFoundError",
+                          "exception_type": "<class 'conda.exceptions.PathNotFoundError'>"},
+}
 
 
 @pytest.fixture(scope="session", name="build")
@@ -389,7 +396,87 @@ def test_list_explicit_and_create_from_the_lock(small, conda, tmp_path):
     six_line = next(line for line in lines if "/six-1.16.0-" in line)
     missing = write(tmp_path / "missing.txt", lock.replace(six_line, six_line.replace("six-1.16.0", "six-9.9.9")))
     err = conda.json("create", "-y", "-p", str(tmp_path / "nope"), "--file", str(missing), expect=1)
-    assert err["exception_name"] == "CondaHTTPError" and not (tmp_path / "nope").exists()
+    path = six_line.replace("six-1.16.0", "six-9.9.9")[len("file://"):]
+    assert err["exception_name"] == "CondaMultiError" and not (tmp_path / "nope").exists()
+    assert err["errors"] == [dict(ERROR_DOCS["PathNotFoundError"], error=f"PathNotFoundError: {path}", message=path, path=path)] * 2
+
+
+def http_lock(lock, wrong=None):
+    """The explicit file `lock` with its packages served over HTTP (the stand-in never connects),
+    the md5 of package `wrong` replaced by zeros."""
+    lines = []
+    for line in lock.splitlines():
+        line = line.replace("file:///", "http://127.0.0.1:9/")
+        if wrong and f"/{wrong}-" in line:
+            line = line.split("#", 1)[0] + "#" + "0" * 32
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def test_explicit_lock_fetch_failures_are_one_conda_multi_error(small, conda, tmp_path):
+    """A download whose md5 is not the lock's, or that is not there: CondaMultiError, the failure
+    listed twice (as ProgressiveFetchExtract collects it), nothing created, exit 1."""
+    lock = conda("list", "--explicit", "--md5", "-n", "small").stdout
+    six_line = next(line for line in lock.splitlines() if "/six-1.16.0-" in line)
+    url, md5 = six_line.replace("file:///", "http://127.0.0.1:9/").split("#")
+    err = conda.json("create", "-y", "-p", str(tmp_path / "bad"), "--file", str(write(tmp_path / "bad.txt", http_lock(lock, wrong="six"))), expect=1)
+    assert {k: err[k] for k in ERROR_DOCS["CondaMultiError"]} == ERROR_DOCS["CondaMultiError"] and set(err) == {*ERROR_DOCS["CondaMultiError"], "errors"}
+    assert len(err["errors"]) == 2 and err["errors"][0] == err["errors"][1]
+    mismatch = err["errors"][0]
+    assert mismatch["exception_name"] == "ChecksumMismatchError" and ERROR_FIELDS <= set(mismatch)
+    assert (mismatch["url"], mismatch["checksum_type"], mismatch["expected_checksum"], mismatch["actual_checksum"]) == (url, "md5", "0" * 32, md5)
+    assert mismatch["target_full_path"].endswith("/pkgs/" + url.rsplit("/", 1)[1]) and mismatch["partial_download"] is False
+    assert not (tmp_path / "bad").exists()
+    text = conda("create", "-y", "-p", str(tmp_path / "bad"), "--file", str(tmp_path / "bad.txt"), expect=1).stderr
+    assert text.count(f"ChecksumMismatchError: Conda detected a mismatch between the expected content and downloaded content\nfor url '{url}'.") == 2
+    gone = write(tmp_path / "gone.txt", http_lock(lock).replace(url, url.replace("six-1.16.0", "six-9.9.9")))
+    err = conda.json("create", "-y", "-p", str(tmp_path / "gone"), "--file", str(gone), expect=1)
+    assert err["exception_name"] == "CondaMultiError" and len(err["errors"]) == 2
+    assert (err["errors"][0]["exception_name"], err["errors"][0]["status_code"], err["errors"][0]["url"]) == (
+        "CondaHTTPError", 404, url.replace("six-1.16.0", "six-9.9.9"))
+
+
+def test_a_wrong_md5_on_a_file_url_is_not_checked(small, conda, tmp_path):
+    """Real conda copies a file:// package unchecked: the lock installs, exit 0."""
+    lock = conda("list", "--explicit", "--md5", "-n", "small").stdout
+    wrong = "\n".join(line.split("#")[0] + "#" + "0" * 32 if "/six-1.16.0-" in line else line for line in lock.splitlines()) + "\n"
+    conda("create", "-y", "-p", str(tmp_path / "local"), "--file", str(write(tmp_path / "wrong.txt", wrong)))
+    assert "six" in by_name(conda.json("list", "-p", str(tmp_path / "local")))
+
+
+def with_condarc(conda, condarc, *args):
+    return subprocess.run([str(conda.prefix / "bin" / "conda"), *args], capture_output=True, text=True, check=False,
+                          env=clean_env(conda.home, CONDARC=str(condarc)))
+
+
+def test_an_unparsable_condarc_is_ruamels_parser_error_report(conda, base, tmp_path):
+    """conda 25.11.1/26.7.1 do not catch ruamel's ParserError: the unexpected-error report, with
+    --json a document without `message` (recorded: `channels: [unclosed` in CONDARC=DIR/.condarc)."""
+    condarc = write(tmp_path / ".condarc", "channels: [unclosed\n")
+    proc = with_condarc(conda, condarc, "list", "--json", "-p", str(base))
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert list(report) == ["error", "exception_name", "exception_type", "command", "traceback", "conda_info"]
+    assert report["exception_name"] == "ParserError" and report["exception_type"] == "<class 'ruamel.yaml.parser.ParserError'>"
+    assert report["error"].startswith("ParserError('while parsing a flow sequence', <ruamel.yaml.error.FileMark object at 0x")
+    assert report["traceback"].startswith("Traceback (most recent call last):\n")
+    assert report["traceback"].endswith(
+        f'ruamel.yaml.parser.ParserError: while parsing a flow sequence\n  in "{condarc}", line 1, column 11\n'
+        f"expected ',' or ']', but got '<stream end>'\n  in \"{condarc}\", line 2, column 1\n")
+    assert report["command"].endswith(f"conda list --json -p {base}") and report["conda_info"]["conda_version"] == CONDA_VERSION
+    text = with_condarc(conda, condarc, "list", "-p", str(base))
+    assert text.returncode == 1 and text.stdout == ""
+    assert "# >>>>>>>>>>>>>>>>>>>>>> ERROR REPORT <<<<<<<<<<<<<<<<<<<<<<\n\n    Traceback (most recent call last):\n" in text.stderr
+    assert f'    ruamel.yaml.parser.ParserError: while parsing a flow sequence\n      in "{condarc}", line 1, column 11\n' in text.stderr
+
+
+def test_a_condarc_the_yaml_scanner_rejects_is_configuration_load_error(conda, base, tmp_path):
+    condarc = write(tmp_path / ".condarc", "channels: a: b\n")
+    proc = with_condarc(conda, condarc, "list", "--json", "-p", str(base))
+    assert proc.returncode == 1
+    err = json.loads(proc.stdout)
+    assert err["exception_type"] == "<class 'conda.common.configuration.ConfigurationLoadError'>" and ERROR_FIELDS <= set(err)
+    assert err["message"] == f"Unable to load configuration file.\n  path: {condarc}\n  reason: invalid yaml at line 0, column 11"
 
 
 def test_env_update_changes_versions_and_prune_removes(small, conda, tmp_path):

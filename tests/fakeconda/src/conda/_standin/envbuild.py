@@ -7,9 +7,12 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from conda._standin import records, settings
-from conda._standin.errors import CondaEnvException, CondaError, CondaHTTPError, UnsatisfiableError
+from conda._standin.errors import (
+    ChecksumMismatchError, CondaEnvException, CondaError, CondaHTTPError, PathNotFoundError, UnsatisfiableError, fetch_failed,
+)
 from conda._standin.wheelhouse import BUILTIN, CONDA_TO_WHEEL, Wheelhouse, conda_name, normalize
 
 SEED_PACKAGES = ("pip", "setuptools")
@@ -159,10 +162,34 @@ def install_conda_part(prefix, pins, requested, base_url, new):
     return conda_records(prefix, requested, base_url, wheelhouse)
 
 
-def explicit_pins(urls):
-    """Pins and records of an @EXPLICIT file; an entry the wheelhouse lacks is an HTTP 404."""
+def missing_package(url):
+    """The error of a package file that is not there: file:// packages are read where they lie
+    (PathNotFoundError), others are downloaded (HTTP 404)."""
+    if url.startswith("file://"):
+        return PathNotFoundError(unquote(urlparse(url).path))
+    return CondaHTTPError(url)
+
+
+def checksum_mismatch(url, name, version, pure, wheel, checksum):
+    """ChecksumMismatchError when the explicit file's digest for a downloaded package is not
+    the package's; None when it matches. Real conda checks downloads only: a file:// package
+    is copied into the package cache unchecked (CacheUrlAction._execute_local)."""
+    if not checksum or url.startswith("file://"):
+        return None
+    kind, expected = checksum
+    md5, sha256, _size = records.package_digests(name, version, pure, wheel)
+    actual = sha256 if kind == "sha256" else md5
+    if actual == expected:
+        return None
+    return ChecksumMismatchError(url, settings.ROOT_PREFIX / "pkgs" / url.rsplit("/", 1)[-1], kind, expected, actual)
+
+
+def explicit_pins(urls, checksums=None):
+    """Pins and records of an @EXPLICIT file. A package the wheelhouse lacks is a missing file,
+    a wrong digest a checksum mismatch; either fails the whole fetch as a CondaMultiError."""
     wheelhouse = Wheelhouse(settings.wheelhouse())
     seeds = Wheelhouse(seed_dir())
+    checksums = checksums or {}
     pins, entries = {}, []
     for url in urls:
         fn = url.rsplit("/", 1)[-1]
@@ -173,7 +200,10 @@ def explicit_pins(urls):
             raise CondaError(f"Could not parse explicit URL: {url}") from exc
         if name == "python":
             if version != python_version():
-                raise CondaHTTPError(url)
+                raise fetch_failed(missing_package(url))
+            wrong = checksum_mismatch(url, name, version, False, None, checksums.get(url))
+            if wrong:
+                raise fetch_failed(wrong)
             entries.append((url, name, version, build, None, False))
             continue
         local = build.split("_", 1)[0] if not build.startswith(("py", "h")) else ""
@@ -183,7 +213,10 @@ def explicit_pins(urls):
         if wheel is None:
             wheel, pure = seeds.wheel_file(wheel_name, wheel_version)
         if wheel is None:
-            raise CondaHTTPError(url)
+            raise fetch_failed(missing_package(url))
+        wrong = checksum_mismatch(url, name, wheel_version, pure, wheel, checksums.get(url))
+        if wrong:
+            raise fetch_failed(wrong)
         pins[normalize(wheel_name)] = wheel_version
         entries.append((url, name, wheel_version, build, wheel, pure))
     return pins, entries
@@ -206,9 +239,9 @@ def explicit_records(prefix, entries):
     return result
 
 
-def install_explicit(prefix, urls, new):
+def install_explicit(prefix, urls, new, checksums=None):
     """Install an @EXPLICIT file with --no-deps; returns the records."""
-    pins, entries = explicit_pins(urls)
+    pins, entries = explicit_pins(urls, checksums)
     if new:
         create_venv(prefix)
     rc, _out, err = pip_install(prefix, [f"{name}=={version}" for name, version in sorted(pins.items())], no_deps=True)

@@ -1,5 +1,6 @@
 """Environment definition files: environment.yml and @EXPLICIT lock files."""
 
+import re
 import sys
 from pathlib import Path
 
@@ -25,13 +26,14 @@ class EnvironmentYaml:
 class ExplicitFile:
     """An @EXPLICIT file: package URLs to install as they are, without a solve."""
 
-    def __init__(self, urls):
+    def __init__(self, urls, checksums=None):
         self.name = None
         self.channels = []
         self.conda_specs = []
         self.pip_specs = []
         self.variables = {}
         self.explicit = urls
+        self.checksums = dict(checksums or {})
 
 
 def _read(path):
@@ -44,14 +46,28 @@ def _read(path):
     return text
 
 
+def checksum_of(fragment):
+    """("md5" | "sha256", hex digest) of an explicit line's "#..." fragment, as conda.misc's
+    url_pat reads it (32 hex digits: md5; 64, optionally after "sha256:": sha256); None otherwise."""
+    digest = fragment[len("sha256:"):] if fragment.startswith("sha256:") else fragment
+    if re.fullmatch(r"[0-9a-f]{32}", fragment):
+        return "md5", fragment
+    if re.fullmatch(r"[0-9a-f]{64}", digest):
+        return "sha256", digest
+    return None
+
+
 def parse_explicit(text):
-    """Package URLs of an explicit file (hash fragments dropped)."""
-    urls = []
+    """Package URLs of an explicit file; the checksum after a URL's "#" is kept apart, by URL."""
+    urls, checksums = [], {}
     for line in text.splitlines():
         line = line.strip()
         if line and not line.startswith("#") and line != EXPLICIT_MARKER:
-            urls.append(line.split("#", 1)[0])
-    return ExplicitFile(urls)
+            url, _sep, fragment = line.partition("#")
+            urls.append(url)
+            if checksum_of(fragment):
+                checksums[url] = checksum_of(fragment)
+    return ExplicitFile(urls, checksums)
 
 
 def _split_dependencies(deps):

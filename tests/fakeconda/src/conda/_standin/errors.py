@@ -194,6 +194,63 @@ class CondaHTTPError(CondaError):
         super().__init__(message, url=url, status_code=404, reason="NOT FOUND", elapsed_time="-", response_details="")
 
 
+class PathNotFoundError(CondaError):
+    """A file:// package of an explicit file does not exist (raised while computing its md5)."""
+
+    def __init__(self, path):
+        super().__init__("%(path)s", path=str(path))
+
+
+class ChecksumMismatchError(CondaError):
+    """A downloaded package does not have the md5/sha256 the explicit file gives for it."""
+
+    def __init__(self, url, target_full_path, checksum_type, expected_checksum, actual_checksum):
+        message = dals(
+            """
+            Conda detected a mismatch between the expected content and downloaded content
+            for url '%(url)s'.
+              download saved to: %(target_full_path)s
+              expected %(checksum_type)s: %(expected_checksum)s
+              actual %(checksum_type)s: %(actual_checksum)s
+            """
+        )
+        super().__init__(
+            message, url=url, target_full_path=str(target_full_path), checksum_type=checksum_type,
+            expected_checksum=expected_checksum, actual_checksum=actual_checksum, partial_download=False,
+        )
+
+
+class CondaMultiError(CondaError):
+    """conda.CondaMultiError: the failures of ProgressiveFetchExtract (the package downloads),
+    printed as their own dump_map()s under "errors", with no message of its own."""
+
+    module = "conda"
+
+    def __init__(self, errors):
+        self.errors = list(errors)
+        super().__init__(None)
+
+    def __str__(self):
+        return "\n".join(str(e) for e in self.errors) + "\n"
+
+    def __repr__(self):
+        return "\n".join(repr(e) for e in self.errors)
+
+    def dump_map(self):
+        return {
+            "exception_type": f"<class '{self.module}.{self.__class__.__name__}'>",
+            "exception_name": self.__class__.__name__,
+            "errors": [e.dump_map() for e in self.errors],
+            "error": "Multiple Errors Encountered.",
+        }
+
+
+def fetch_failed(error):
+    """What real conda raises when one package download fails: ProgressiveFetchExtract lists
+    the failure twice (its done-callback and the loop that collects the futures both append it)."""
+    return CondaMultiError([error, error])
+
+
 class UnsatisfiableError(CondaError):
     """The requested specs cannot be installed together (pip's resolver said no)."""
 
@@ -221,6 +278,47 @@ class MultipleKeysError(CondaError):
 
 class ParseError(CondaError):
     """A YAML file (condarc) could not be parsed."""
+
+
+class ConfigurationLoadError(CondaError):
+    """A condarc the YAML scanner or reader rejects (conda.common.configuration catches those
+    two and reports the file; 0-based line and column, as the scanner's mark holds them)."""
+
+    module = "conda.common.configuration"
+
+    def __init__(self, path, message_addition="", **kwargs):
+        super().__init__("Unable to load configuration file.\n  path: %(path)s\n" + message_addition, path=str(path), **kwargs)
+
+
+class FileMark:  # pylint: disable=too-few-public-methods
+    """ruamel.yaml.error.FileMark: where the parser was (0-based line and column)."""
+
+    def __init__(self, name, line, column):
+        self.name = name
+        self.line = line
+        self.column = column
+
+    def __repr__(self):
+        return f"<ruamel.yaml.error.FileMark object at {id(self):#x}>"
+
+    def __str__(self):
+        return f'  in "{self.name}", line {self.line + 1}, column {self.column + 1}'
+
+
+class YamlError(Exception):
+    """A ruamel.yaml error conda does not catch while loading a condarc (ParserError,
+    ComposerError, ...): not a CondaError, so it ends in conda's unexpected-error report."""
+
+    def __init__(self, name, module, context, context_mark, problem, problem_mark):
+        super().__init__(context, context_mark, problem, problem_mark)
+        self.name = name
+        self.module = module
+
+    def __str__(self):
+        return "\n".join(str(part) for part in self.args if part is not None)
+
+    def __repr__(self):
+        return f"{self.name}({', '.join(repr(part) for part in self.args)})"
 
 
 class ValidationError(CondaError):

@@ -1,12 +1,14 @@
 """Command line of the conda stand-in: argparse, context, error reporting and exit codes."""
 
 import argparse
+import json
 import sys
+import traceback
 
 from conda import __version__
 from conda._standin import settings
 from conda._standin.commands import config, create, env, info, listing, remove, run, shell, tos
-from conda._standin.errors import CondaError, ValidationError, print_error
+from conda._standin.errors import CondaError, ValidationError, YamlError, print_error
 from conda._standin.records import RecordValidationError
 
 
@@ -61,6 +63,48 @@ def unexpected_error(exc, argv, json_mode):
     return 1
 
 
+def _report_conda_info(command):
+    """get_error_report's conda_info: none for `conda info` itself; the configuration that
+    could not be loaded contributes nothing (no channels, no config files)."""
+    if " info" in command:
+        return {}
+    try:
+        data = info.info_dict(settings.Context(paths=[]))
+    except Exception as info_exc:  # pylint: disable=broad-exception-caught  # as get_error_report: keep the original error
+        return {"error": repr(info_exc), "exception_name": type(info_exc).__name__}
+    data.pop("envs_details", None)
+    data.update(channels=[], config_files=[], envs=[])
+    return data
+
+
+def unexpected_yaml_error(exc, argv, json_mode):
+    """conda's report of an exception that is not a CondaError (ExceptionHandler.get_error_report):
+    with --json a document with `error` (the repr), `exception_name`, `exception_type`,
+    `command`, `traceback` and `conda_info`, and no `message`; without it the same report on
+    stderr. Exit code 1."""
+    command = " ".join([sys.argv[0] or "conda", *argv])
+    trace = "Traceback (most recent call last):\n" + "".join(traceback.format_tb(exc.__traceback__))
+    trace += f"{exc.module}.{exc.name}: {exc}\n"
+    if json_mode:
+        report = {
+            "error": repr(exc),
+            "exception_name": exc.name,
+            "exception_type": f"<class '{exc.module}.{exc.name}'>",
+            "command": command,
+            "traceback": trace,
+            "conda_info": _report_conda_info(command),
+        }
+        sys.stdout.write(json.dumps(report, indent=2, default=str))
+        return 1
+    indented = "".join(f"    {line}\n" for line in trace.splitlines())
+    sys.stderr.write(
+        "\n# >>>>>>>>>>>>>>>>>>>>>> ERROR REPORT <<<<<<<<<<<<<<<<<<<<<<\n\n"
+        f"{indented}\n`$ {command}`\n\n"
+        "An unexpected error has occurred. Conda has prepared the above report.\n"
+    )
+    return 1
+
+
 def main(argv=None):
     """Run conda; returns the process exit code."""
     argv = sys.argv[1:] if argv is None else argv
@@ -77,6 +121,8 @@ def main(argv=None):
         return print_error(exc, json_mode)
     except RecordValidationError as exc:
         return unexpected_error(exc, argv, json_mode)
+    except YamlError as exc:
+        return unexpected_yaml_error(exc, argv, json_mode)
     except KeyboardInterrupt:
         sys.stderr.write("\nOperation aborted.  Exiting.\n")
         return 1

@@ -53,6 +53,11 @@ def file_digests(path, identity=""):
     return hashlib.md5(data).hexdigest(), hashlib.sha256(data).hexdigest(), len(data)  # nosec: conda records carry md5
 
 
+def package_digests(name, version, pure, wheel=None):
+    """(md5, sha256, size) a record of this package carries: its wheel's, or its payload's."""
+    return file_digests(wheel, f"{name}-{split_local(version)[0]}-{build_string(name, version, pure)}")
+
+
 def make_record(name, version, pure, base_url, wheel=None, requested_spec=None, files=(), depends=(), license_text=""):
     """A PrefixRecord dict with the fields real conda writes."""
     public = split_local(version)[0]
@@ -60,7 +65,7 @@ def make_record(name, version, pure, base_url, wheel=None, requested_spec=None, 
     subdir = NOARCH if pure else SUBDIR
     fn = f"{name}-{public}-{build}.conda"
     dist = f"{name}-{public}-{build}"
-    md5, sha256, size = file_digests(wheel, dist)
+    md5, sha256, size = package_digests(name, version, pure, wheel)
     return {
         "build": build,
         "build_number": 0,

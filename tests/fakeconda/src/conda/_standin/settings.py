@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 
 from conda import __version__
-from conda._standin.errors import ArgumentError, CondaError, CondaKeyError, MultipleKeysError, ParseError
+from conda._standin.errors import (
+    ArgumentError, CondaError, CondaKeyError, ConfigurationLoadError, FileMark, MultipleKeysError, ParseError, YamlError,
+)
 
 ROOT_PREFIX = Path(sys.prefix)
 STANDIN_DIR = ROOT_PREFIX / "etc" / "fakeconda"
@@ -204,16 +206,39 @@ def user_rc_path():
     return Path(os.path.expanduser("~")) / ".condarc"
 
 
+def _file_mark(mark):
+    return None if mark is None else FileMark(mark.name, mark.line, mark.column)
+
+
+def yaml_load_error(path, exc):
+    """The error conda 25.11's YamlRawParameter.make_raw_parameters_from_file ends with for a
+    condarc PyYAML cannot load: ScannerError and ReaderError become ConfigurationLoadError,
+    any other (ParserError, ComposerError, ...) escapes as ruamel's own exception."""
+    import yaml  # pylint: disable=import-outside-toplevel  # only commands that read YAML need it
+
+    if isinstance(exc, yaml.scanner.ScannerError):
+        return ConfigurationLoadError(path, "  reason: invalid yaml at line %(line)s, column %(column)s",
+                                      line=exc.problem_mark.line, column=exc.problem_mark.column)
+    if isinstance(exc, yaml.reader.ReaderError):
+        return ConfigurationLoadError(path, "  reason: invalid yaml at position %(position)s", position=exc.position)
+    if isinstance(exc, yaml.MarkedYAMLError):
+        module = "ruamel.yaml." + type(exc).__module__.rsplit(".", 1)[-1]
+        return YamlError(type(exc).__name__, module, exc.context, _file_mark(exc.context_mark), exc.problem,
+                         _file_mark(exc.problem_mark))
+    return ParseError(f"Unable to parse YAML file {path}\n{exc}")
+
+
 def load_yaml_file(path):
     """Parse a condarc; an empty file is an empty mapping."""
     import yaml  # pylint: disable=import-outside-toplevel  # only commands that read YAML need it
 
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        with open(path, encoding="utf-8") as stream:  # a stream: the parser's marks then name the file
+            data = yaml.safe_load(stream)
     except FileNotFoundError:
         return {}
     except yaml.YAMLError as exc:
-        raise ParseError(f"Unable to parse YAML file {path}\n{exc}") from exc
+        raise yaml_load_error(path, exc) from exc
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -39,7 +39,7 @@ def _solve(spec, context, quiet):
 def _link(prefix, spec, context, channels, pins, requested, new):
     base_url = primary_base_url(channels, context)
     if spec.explicit:
-        return envbuild.install_explicit(prefix, spec.explicit, new)
+        return envbuild.install_explicit(prefix, spec.explicit, new, getattr(spec, "checksums", {}))
     return envbuild.install_conda_part(prefix, pins, requested, base_url, new)
 
 
