@@ -19,7 +19,8 @@ description:
     and the diff shows what changes.
   - Auto-activation of C(base) is written with the key the installed conda understands,
     C(auto_activate) from conda 25.5.1 on and C(auto_activate_base) before, and the other
-    key is removed. A file naming both makes conda refuse to start.
+    key is removed. With both in one file, C(conda info) fails with C(MultipleKeysError) (C(--version) and
+    C(list --json) still answer).
   - The conda version is taken from O(conda_version), else from C(PREFIX/bin/conda --version),
     else from the C(conda-meta) record of the conda package (which also works when a broken
     C(.condarc) keeps conda from starting).

@@ -470,6 +470,17 @@ def test_an_unparsable_condarc_is_ruamels_parser_error_report(conda, base, tmp_p
     assert f'    ruamel.yaml.parser.ParserError: while parsing a flow sequence\n      in "{condarc}", line 1, column 11\n' in text.stderr
 
 
+def test_an_unparsable_condarc_stops_even_conda_version_on_25(conda, base, tmp_path):
+    """conda 25.11.1 reads its configuration before the command line (recorded: cmp2-real case 22,
+    rc 1 and an error report naming ruamel's ParserError); 26.7.1 prints its version (cmp2-real26)."""
+    condarc = write(tmp_path / ".condarc", "channels: [unclosed\n")
+    proc = with_condarc(conda, condarc, "--version")
+    assert CONDA_VERSION.startswith("25.")
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert "# >>>>>>>>>>>>>>>>>>>>>> ERROR REPORT <<<<<<<<<<<<<<<<<<<<<<" in proc.stderr
+    assert "ruamel.yaml.parser.ParserError: while parsing a flow sequence" in proc.stderr
+
+
 def test_a_condarc_the_yaml_scanner_rejects_is_configuration_load_error(conda, base, tmp_path):
     condarc = write(tmp_path / ".condarc", "channels: a: b\n")
     proc = with_condarc(conda, condarc, "list", "--json", "-p", str(base))

@@ -33,6 +33,8 @@ if [ -L "$prefix" ]; then
   echo "$prefix is a symbolic link; refusing to install through it as root" >&2
   exit 1
 fi
+# A failed installer leaves its scratch directory in the prefix; never leave it behind.
+trap 'rm -rf "$prefix/install_tmp"' EXIT
 if [ -e "$prefix" ]; then
   echo "torchfleet: bash $installer -b -u -p $prefix"
   bash "$installer" -b -u -p "$prefix"

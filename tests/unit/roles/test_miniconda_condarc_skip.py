@@ -32,16 +32,19 @@ def plugins():
 
 
 def report(owner="root:root:644", options=None, version=INSTALLED, others=False):
-    """The probe's line for a regular .condarc that conda_config wrote with these options."""
+    """What the probe reports of a regular .condarc that conda_config wrote with these options."""
     digest = hashlib.sha256(condarc_text(options or DEFAULT_OPTIONS, version).encode()).hexdigest()
-    return "condarc=%s %s%s" % (owner, digest, " others" if others else "")
+    user, group, mode = owner.split(":")
+    return {"owner": user, "group": group, "mode": mode, "sha256": digest}, others
 
 
-def unchanged(variables, condarc):
+def unchanged(variables, probed):
+    condarc, others = probed
     loader = DataLoader()
     scope = dict(loader.load_from_file(os.path.join(ROLE, "defaults", "main.yml"), trusted_as_template=True))
     scope.update(loader.load_from_file(os.path.join(ROLE, "vars", "main.yml"), trusted_as_template=True))
-    scope["_miniconda_plan"] = {"needs_install": False, "installed": INSTALLED, "requested": INSTALLED, "condarc": condarc}
+    scope["_miniconda_plan"] = {"needs_install": False, "installed": INSTALLED, "requested": INSTALLED, "condarc": condarc,
+                                "other_condarc": others}
     scope.update(variables)
     return Templar(loader=loader, variables=scope).template(trust_as_template("{{ _miniconda_condarc_unchanged }}"))
 
@@ -60,7 +63,7 @@ CASES = [
     ("mode as a YAML integer", {"miniconda_condarc_mode": 0o644}, report(), True),
     ("symbolic mode", {"miniconda_condarc_mode": "u=rw,go=r"}, report(), False),
     ("another system-wide file", {}, report(others=True), False),
-    ("no file", {}, "condarc=none", False),
+    ("no file", {}, (None, False), False),
     # The file as written, credentials included: only the credentials rule keeps the module running.
     ("credentials", {"miniconda_condarc_extra": PROXY, "miniconda_condarc_mode": "0640"},
      report(owner="root:root:640", options=dict(DEFAULT_OPTIONS, settings=PROXY)), False),
@@ -78,5 +81,6 @@ def test_a_node_that_needs_an_install_without_a_known_version_never_skips():
     loader = DataLoader()
     scope = dict(loader.load_from_file(os.path.join(ROLE, "defaults", "main.yml"), trusted_as_template=True))
     scope.update(loader.load_from_file(os.path.join(ROLE, "vars", "main.yml"), trusted_as_template=True))
-    scope["_miniconda_plan"] = {"needs_install": True, "installed": "", "requested": "", "condarc": report()}
+    scope["_miniconda_plan"] = {"needs_install": True, "installed": "", "requested": "", "condarc": report()[0],
+                                "other_condarc": False}
     assert Templar(loader=loader, variables=scope).template(trust_as_template("{{ _miniconda_condarc_unchanged }}")) is False

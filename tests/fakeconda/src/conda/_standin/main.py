@@ -105,9 +105,24 @@ def unexpected_yaml_error(exc, argv, json_mode):
     return 1
 
 
+def _reads_config_before_arguments():
+    """conda 25.x builds its context from the configuration files before it parses the command line
+    (main_subshell), so even `conda --version` fails on an unparsable .condarc; 26.x answers first."""
+    return int(__version__.split(".")[0]) < 26
+
+
 def main(argv=None):
     """Run conda; returns the process exit code."""
     argv = sys.argv[1:] if argv is None else argv
+    if _reads_config_before_arguments():
+        try:
+            for path in settings.search_path():
+                if path.is_file():
+                    settings.load_yaml_file(path)
+        except CondaError as exc:
+            return print_error(exc, "--json" in argv)
+        except YamlError as exc:
+            return unexpected_yaml_error(exc, argv, "--json" in argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.command:
