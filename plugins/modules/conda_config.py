@@ -26,17 +26,13 @@ description:
     C(.condarc) keeps conda from starting).
 author:
   - torchfleet developers (@torchfleet)
+extends_documentation_fragment:
+  - torchfleet.cluster.attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
-  platform:
-    description: Target OS/families that can be operated against.
-    support: full
-    platforms: posix
 options:
   prefix:
     description:

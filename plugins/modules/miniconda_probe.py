@@ -23,17 +23,13 @@ description:
     RV(condarc_unparsable); conda 25.11 refuses to start then, conda 26 does not.
 author:
   - torchfleet developers (@torchfleet)
+extends_documentation_fragment:
+  - torchfleet.cluster.attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    support: full
-    platforms: posix
 options:
   prefix:
     description:

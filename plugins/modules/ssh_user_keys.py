@@ -25,19 +25,15 @@ description:
     that task, since the private key is in the result.
 author:
   - torchfleet developers (@torchfleet)
+extends_documentation_fragment:
+  - torchfleet.cluster.attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
     details:
       - The private key is never shown; its diff only says that it changes.
-  platform:
-    description: Target OS/families that can be operated against.
-    support: full
-    platforms: posix
 options:
   user:
     description:

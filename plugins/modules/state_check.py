@@ -25,21 +25,17 @@ description:
     their own message) run instead; a difference is never an error.
 author:
   - torchfleet developers (@torchfleet)
+extends_documentation_fragment:
+  - torchfleet.cluster.attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details:
       - The module never changes anything.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
     details:
       - The role's own tasks show the diff when something differs.
-  platform:
-    description: Target OS/families that can be operated against.
-    support: full
-    platforms: posix
 options:
   files:
     description:

@@ -65,9 +65,10 @@ options:
         node has it). C(nvidia-smi) inside the probe gets at most 20 seconds of this.
     type: int
     default: 120
+extends_documentation_fragment:
+  - torchfleet.cluster.attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details:
       - This module only reads; it runs the same way in check mode.

@@ -135,20 +135,16 @@ options:
       - Number of lines from the end of the log returned in C(log_tail) of RV(job).
     type: int
     default: 40
+extends_documentation_fragment:
+  - torchfleet.cluster.attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   action:
     description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
     support: full
-  platform:
-    description: Target OS/families that can be operated against.
-    support: full
-    platforms: posix
 notes:
   - Linux only (C(/proc), C(PR_SET_CHILD_SUBREAPER), C(setpriv) from util-linux, C(env --chdir) from coreutils).
   - O(state_dir) and everything in it belong to root; the job gets its log as an open file descriptor only.
