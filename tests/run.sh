@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite (what `make test` and CI run). Stages can be run alone:
-#   tests/run.sh [lint] [sanity] [units] [fakeconda] [packaging] [importer] [scenarios] [molecule]
+#   tests/run.sh [lint] [sanity] [units] [fakeconda] [packaging] [importer] [scenarios] [demo] [molecule]
 # Prints a per-stage wall-time table at the end; exits non-zero when any stage failed.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,7 +10,7 @@ export CONTAINERS_CONF="$root/tests/harness/containers.conf"
 export ANSIBLE_CONFIG="$root/ansible.cfg"
 export ANSIBLE_FORCE_COLOR=0 PY_COLORS=0
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(lint sanity units fakeconda packaging importer scenarios molecule)
+[ ${#stages[@]} -gt 0 ] || stages=(lint sanity units fakeconda packaging importer scenarios demo molecule)
 results=()
 failed=0
 
@@ -61,6 +61,26 @@ stage_importer() {
 # (fresh nodes: wrong checksums, check mode, one download for all nodes).
 stage_scenarios() {
   roles/miniconda/tests/scenarios.sh
+}
+
+# The README's own commands as a new user types them: make demo, then the playbooks on the demo
+# inventory with nothing else given (a converged site.yml changes nothing), then make demo-down.
+stage_demo() {
+  local log="${TMPDIR:-/tmp}/torchfleet-demo-stage.log" status=0
+  NODES=2 make demo > "$log" 2>&1 || { tail -40 "$log"; make demo-down >/dev/null 2>&1; return 1; }
+  grep -q 'TORCHFLEET SUMMARY' "$log" || { echo "make demo printed no summary"; tail -40 "$log"; status=1; }
+  if [ "$status" -eq 0 ]; then
+    ansible-playbook -i inventories/demo site.yml > "$log" 2>&1 || { tail -40 "$log"; status=1; }
+  fi
+  if [ "$status" -eq 0 ] && grep -E '^node[0-9]+ .*changed=[1-9]' "$log"; then
+    echo "a converged site.yml on the demo inventory changed something"; status=1
+  fi
+  if [ "$status" -eq 0 ]; then
+    ansible-playbook -i inventories/demo playbooks/audit.yml -e audit_report_dir="${TMPDIR:-/tmp}/torchfleet-demo-reports" \
+      > "$log" 2>&1 || { tail -40 "$log"; status=1; }
+  fi
+  make demo-down >/dev/null 2>&1 || status=1
+  return "$status"
 }
 
 stage_molecule() {
