@@ -89,8 +89,8 @@ notes:
     C(nobody) when anyone can write it), through C(setpriv), so that root never runs code that a less
     privileged user can change. The facts are the same, the environment being readable to its owner.
   - Run as any other user (an audit without C(become)), it refuses an environment that a third user can
-    change, naming the path: that user's code would otherwise run with the rights of the account running
-    the probe, whose sudo may give root.
+    change, naming the path, because that user's code would otherwise run with the rights of the account
+    running the probe, whose sudo may give root.
   - RV(ansible_facts.torch.cudnn) converts C(torch.backends.cudnn.version()) with cuDNN's own
     encoding, major*1000+minor*100+patch before 9.0 (V(8902) is V(8.9.2)) and
     major*10000+minor*100+patch from 9.0 on (V(91002) is V(9.10.2)).

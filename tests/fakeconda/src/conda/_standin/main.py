@@ -7,7 +7,7 @@ import traceback
 
 from conda import __version__
 from conda._standin import settings
-from conda._standin.commands import config, create, env, info, listing, remove, run, shell, tos
+from conda._standin.commands import config, create, env, info, install_packages, listing, remove, run, shell, tos
 from conda._standin.errors import CondaError, ValidationError, YamlError, print_error
 from conda._standin.records import RecordValidationError
 
@@ -43,7 +43,7 @@ def build_parser():
     parser.add_argument("--no-plugins", action="store_true")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     common = common_options()
-    for module in (config, create, env, info, listing, remove, run, tos):
+    for module in (config, create, env, info, install_packages, listing, remove, run, tos):
         module.add_parser(subparsers, common)
     shell.add_parsers(subparsers, common)
     return parser
@@ -108,7 +108,7 @@ def unexpected_yaml_error(exc, argv, json_mode):
 def _reads_config_before_arguments():
     """conda 25.x builds its context from the configuration files before it parses the command line
     (main_subshell), so even `conda --version` fails on an unparsable .condarc; 26.x answers first."""
-    return int(__version__.split(".")[0]) < 26
+    return int(__version__.split(".", maxsplit=1)[0]) < 26
 
 
 def main(argv=None):
