@@ -67,15 +67,16 @@ def fixture_base(build, home, tmp_path_factory):
 
 
 class Conda:  # pylint: disable=too-few-public-methods
-    """Runs the installed bin/conda."""
+    """Runs the installed bin/conda (or condabin/conda, conda's other entry point)."""
 
-    def __init__(self, prefix, home):
+    def __init__(self, prefix, home, entry_dir="bin"):
         self.prefix = prefix
         self.home = home
+        self.entry_dir = entry_dir
 
     def __call__(self, *args, expect=0, stdin=None):
         proc = subprocess.run(
-            [str(self.prefix / "bin" / "conda"), *args], capture_output=True, text=True, check=False,
+            [str(self.prefix / self.entry_dir / "conda"), *args], capture_output=True, text=True, check=False,
             env=clean_env(self.home), input=stdin or "",
         )
         if expect is not None:
@@ -171,6 +172,131 @@ def test_reinstall_over_existing_prefix_keeps_envs_and_config(build, home, base,
     assert conda("--version").stdout == f"conda {CONDA_VERSION}\n"
     assert json.loads((base / "etc/fakeconda/settings.json").read_text())["wheelhouse"] == str(build / "wheelhouse")
     (base / "envs" / "keepme").rmdir()
+
+
+@pytest.fixture(name="spare")
+def fixture_spare(build, home, tmp_path):
+    """An installation of its own, for tests that break it."""
+    prefix = tmp_path / "miniconda3"
+    proc = run_installer(build, home, "-b", "-p", str(prefix))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return prefix
+
+
+def record_conda_as(prefix, version):
+    """Make conda-meta record the conda package with another version (as an older installation would)."""
+    meta = prefix / "conda-meta"
+    path = next(meta.glob("conda-*.json"))
+    record = json.loads(path.read_text())
+    path.unlink()
+    record["version"] = version
+    (meta / f"conda-{version}-{record['build']}.json").write_text(json.dumps(record))
+
+
+@pytest.mark.parametrize(
+    "recorded_version, relinked",
+    [
+        pytest.param(CONDA_VERSION, False, id="same-version-recorded-is-left-alone"),
+        pytest.param("25.5.0", True, id="other-version-recorded-is-relinked"),
+    ],
+)
+def test_update_links_only_packages_conda_meta_does_not_record(build, home, spare, recorded_version, relinked):
+    """constructor's -u installs through `conda.exe install --offline --file initial-state.explicit.txt`,
+    which skips every package the prefix already records (conda/misc.py, install_explicit_packages)."""
+    record_conda_as(spare, recorded_version)
+    write(spare / ".condarc", "channels:\n  - conda-forge\n")
+    (spare / "envs" / "keepme").mkdir()
+    (spare / "bin" / "conda").unlink()
+    proc = run_installer(build, home, "-b", "-u", "-p", str(spare))
+    assert proc.returncode == 0, proc.stderr
+    assert (spare / "bin" / "conda").exists() is relinked
+    assert Conda(spare, home, "condabin")("--version").stdout == f"conda {CONDA_VERSION}\n"
+    assert (spare / ".condarc").read_text() == "channels:\n  - conda-forge\n" and (spare / "envs" / "keepme").is_dir()
+    last_entry = (spare / "conda-meta" / "history").read_text().rsplit("==> ", 1)[1]
+    assert ("+file://" in last_entry and f"::conda-{CONDA_VERSION}-" in last_entry) is relinked
+    assert ("-file://" in last_entry and f"::conda-{recorded_version}-" in last_entry) is relinked
+    versions = {p.name.rsplit("-", 2)[1] for p in (spare / "conda-meta").glob("conda-*.json")}
+    assert versions == {recorded_version if not relinked else CONDA_VERSION}
+
+
+def test_force_reinstall_offline_relinks_conda_from_the_package_cache(build, home, spare):
+    for rel in ("bin/conda", "etc/profile.d/conda.sh"):
+        (spare / rel).unlink()
+    run_installer(build, home, "-b", "-u", "-p", str(spare))
+    assert not (spare / "bin" / "conda").exists()
+    condabin = Conda(spare, home, "condabin")
+    args = ("install", "-y", "--force-reinstall", "--offline", "-p", str(spare), "conda")
+    proc = condabin(*args)
+    assert proc.stdout.endswith(
+        "Solving environment: done\n\n## Package Plan ##\n\n"
+        f"  environment location: {spare}\n\n  added / updated specs:\n    - conda\n\n\n\n"
+        "Preparing transaction: done\nVerifying transaction: done\nExecuting transaction: done\n"
+    ), proc.stdout
+    assert Conda(spare, home)("--version").stdout == f"conda {CONDA_VERSION}\n"
+    assert (spare / "bin" / "conda").read_text().startswith(f"#!{spare}/bin/python\n")
+    assert f"export CONDA_EXE='{spare}/bin/conda'" in (spare / "etc/profile.d/conda.sh").read_text()
+    assert f"# cmd: {spare}/condabin/conda {' '.join(args)}\n" in (spare / "conda-meta" / "history").read_text()
+    result = condabin.json(*args)
+    assert list(result) == ["success", "actions", "prefix"] and result["prefix"] == str(spare)
+    assert list(result["actions"]) == ["FETCH", "PREFIX", "UNLINK", "LINK"] and result["actions"]["FETCH"] == []
+    assert [r["dist_name"] for r in result["actions"]["UNLINK"]] == [r["dist_name"] for r in result["actions"]["LINK"]]
+    assert result["actions"]["LINK"][0]["dist_name"].startswith(f"conda-{CONDA_VERSION}-") and set(result["actions"]["LINK"][0]) == LIST_FIELDS
+
+
+@pytest.mark.parametrize("json_mode", [False, True], ids=["text", "json"])
+def test_install_of_an_installed_package_changes_nothing(conda, base, json_mode):
+    history = (base / "conda-meta" / "history").read_text()
+    args = ("install", "--offline", "-p", str(base), "conda")
+    if json_mode:
+        assert conda.json(*args) == {"success": True, "message": "All requested packages already installed."}
+    else:
+        assert conda(*args).stdout.endswith("Solving environment: done\n\n# All requested packages already installed.\n\n")
+    assert (base / "conda-meta" / "history").read_text() == history
+
+
+@pytest.mark.parametrize(
+    "specs, channel_args",
+    [
+        pytest.param(["nosuchpkg"], [], id="in-no-channel"),
+        pytest.param(["conda=24.1"], [], id="version-not-in-the-package-cache"),
+        pytest.param(["six"], ["-c", "http://mirror.invalid/conda", "--override-channels"], id="offline-http-channel-unread"),
+    ],
+)
+def test_install_offline_of_an_unavailable_package_is_packages_not_found(conda, base, specs, channel_args):
+    args = ("install", "-y", "--offline", "-p", str(base), *channel_args, *specs)
+    proc = conda(*args, expect=1)
+    assert "Solving environment: failed" in proc.stdout
+    assert proc.stderr.startswith(f"\nPackagesNotFoundError: The following packages are not available from current channels:\n\n  - {specs[0]}\n")
+    err = conda.json(*args, expect=1)
+    assert err["exception_name"] == "PackagesNotFoundError" and err["packages"] == specs and ERROR_FIELDS <= set(err)
+
+
+def test_install_adds_updates_and_force_reinstalls_wheel_packages(conda, tmp_path):
+    prefix = tmp_path / "env"
+    conda("create", "-y", "-q", "-p", str(prefix), "six=1.16.0")
+    result = conda.json("install", "-y", "-p", str(prefix), "six=1.17.0", "packaging=25.0")
+    assert [r["dist_name"].rsplit("-", 1)[0] for r in result["actions"]["UNLINK"]] == ["six-1.16.0"]
+    assert sorted(r["dist_name"].rsplit("-", 1)[0] for r in result["actions"]["LINK"]) == ["packaging-25.0", "six-1.17.0"]
+    six_py = next(prefix.glob("lib/python3*/site-packages/six.py"))
+    six_py.unlink()
+    result = conda.json("install", "-y", "--force-reinstall", "-p", str(prefix), "six")
+    assert [r["dist_name"] for r in result["actions"]["UNLINK"]] == [r["dist_name"] for r in result["actions"]["LINK"]]
+    assert six_py.is_file()
+    pkgs = by_name(conda.json("list", "-p", str(prefix)))
+    assert pkgs["six"]["version"] == "1.17.0" and pkgs["packaging"]["version"] == "25.0" and pkgs["packaging"]["channel"] == "pkgs/main"
+
+
+@pytest.mark.parametrize(
+    "target, packages, exception_name",
+    [
+        pytest.param("none", ["six"], "EnvironmentLocationNotFound", id="no-environment"),
+        pytest.param("", [], "CondaValueError", id="no-packages"),
+    ],
+)
+def test_install_errors(conda, base, tmp_path, target, packages, exception_name):
+    prefix = tmp_path / target if target else base
+    err = conda.json("install", "-y", "-p", str(prefix), *packages, expect=1)
+    assert err["exception_name"] == exception_name
 
 
 # --- conda info / config --------------------------------------------------------------

@@ -154,25 +154,10 @@ printf "\\nInstalling base environment...\\n\\n"
 if [ "$REINSTALL" = "1" ]; then
     printf "Updating the existing installation in %s\\n" "$PREFIX"
 fi
-# pip and setuptools come from the wheels the node's ensurepip would use, installed by
-# running that pip wheel directly (one pip run instead of ensurepip's and a second one).
-"$BASE_PYTHON" -m venv --without-pip "$PREFIX"
-"$BASE_PYTHON" - "$PAYLOAD/wheels" <<'PYEOF'
-import ensurepip, glob, os, shutil, sys
-dirs = ["/usr/share/python-wheels", os.path.join(os.path.dirname(ensurepip.__file__), "_bundled")]
-for name in ("pip", "setuptools"):
-    found = sorted(w for d in dirs for w in glob.glob(os.path.join(d, name + "-*.whl")))
-    if not found:
-        sys.exit("ERROR: no %s wheel for ensurepip on this node" % name)
-    shutil.copy2(found[0], sys.argv[1])
-PYEOF
-env -u PYTHONPATH PIP_CONFIG_FILE=/dev/null PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    "$PREFIX/bin/python" "$(ls "$PAYLOAD"/wheels/pip-*.whl)/pip" install --quiet --no-compile --no-index --no-deps --force-reinstall "$PAYLOAD"/wheels/*.whl
-SITE_PACKAGES=$("$PREFIX/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-rm -rf "$SITE_PACKAGES/conda"
-cp -R "$PAYLOAD/conda" "$SITE_PACKAGES/conda"
-"$PREFIX/bin/python" -m compileall -q "$SITE_PACKAGES/conda" >/dev/null
-"$PREFIX/bin/python" -m conda._standin.bootstrap \
+# The stand-in for constructor's standalone conda: the node's python with the payload's conda
+# package. It extracts the conda package into PREFIX/pkgs and links the base packages that
+# PREFIX/conda-meta does not record yet (with -u, recorded ones are left as they are).
+PYTHONPATH="$PAYLOAD" "$BASE_PYTHON" -s -m conda._standin.bootstrap \
     --prefix "$PREFIX" --payload "$PAYLOAD" --base-python "$BASE_PYTHON" \
     --wheelhouse "${FAKECONDA_WHEELHOUSE:-@@WHEELHOUSE@@}" --installer "Miniconda3-@@INSTALLER_VER@@-Linux-x86_64"
 

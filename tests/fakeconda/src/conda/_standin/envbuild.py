@@ -58,7 +58,7 @@ def create_venv(prefix):
         raise CondaError(f"Could not create the environment at {prefix} with {base_python()} -m venv:\n{out}{err}")
 
 
-def pip_install(prefix, requirements, no_deps=False):
+def pip_install(prefix, requirements, no_deps=False, force_reinstall=False):
     """Install pinned requirements into prefix from the wheelhouse (and the seed wheels)."""
     if not requirements:
         return 0, "", ""
@@ -68,6 +68,8 @@ def pip_install(prefix, requirements, no_deps=False):
     ]
     if no_deps:
         cmd.append("--no-deps")
+    if force_reinstall:
+        cmd.append("--force-reinstall")
     return _run(cmd + list(requirements))
 
 

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from conda import __version__
-from conda._standin import prefixes, settings
+from conda._standin import pkgcache, prefixes, settings
 from conda._standin.channels import all_channel_urls
 from conda._standin.output import json_out
 
@@ -53,7 +53,7 @@ def info_dict(context):
         "av_data_dir": os.path.join(root, "etc", "conda"),
         "av_metadata_url_base": None,
         "root_writable": os.access(root, os.W_OK),
-        "pkgs_dirs": [os.path.expanduser(str(p)) for p in context.get("pkgs_dirs")] or [os.path.join(root, "pkgs"), os.path.expanduser("~/.conda/pkgs")],
+        "pkgs_dirs": [str(p) for p in pkgcache.pkgs_dirs(context)],
         "envs_dirs": [str(p) for p in prefixes.envs_dirs(context)],
         "default_prefix": active or root,
         "active_prefix": active,
