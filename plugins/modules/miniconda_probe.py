@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: miniconda_probe
 short_description: Read what a node has of a conda installation, changing nothing
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Reports the node's architecture, whether the installation prefix and a shell snippet exist, the first path
     of the installation that a user other than root could change, the system-scope C(PREFIX/.condarc), and the
