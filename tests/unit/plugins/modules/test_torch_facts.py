@@ -325,15 +325,21 @@ OWNER_CASES = [
 ]
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason='changing owners needs root')
-@pytest.mark.parametrize('case', OWNER_CASES, ids=[case['id'] for case in OWNER_CASES])
-def test_probe_never_runs_another_users_environment_as_root(node, tmp_path, case):
+def environment_with_site_packages(node, tmp_path):
+    """A recorded probe answer and an environment laid out on disk: (python, prefix, site-packages)."""
     node.run = rec.recorded('venv_torch_2_13_cpu')
     node.path = {'setpriv': SETPRIV}
     python = interpreter(tmp_path)
     prefix = os.path.dirname(os.path.dirname(python))
     site = os.path.join(prefix, 'lib', 'python3.11', 'site-packages')
     os.makedirs(site)
+    return python, prefix, site
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason='changing owners needs root')
+@pytest.mark.parametrize('case', OWNER_CASES, ids=[case['id'] for case in OWNER_CASES])
+def test_probe_never_runs_another_users_environment_as_root(node, tmp_path, case):
+    python, prefix, site = environment_with_site_packages(node, tmp_path)
     if case['change'] == 'chown-prefix':
         os.chown(prefix, 65534, 65534)
     elif case['change'] == 'chown-site-packages':
@@ -371,12 +377,7 @@ LOGIN_CASES = [
 @pytest.mark.skipif(os.geteuid() != 0, reason='changing owners needs root')
 @pytest.mark.parametrize('case', LOGIN_CASES, ids=[case['id'] for case in LOGIN_CASES])
 def test_probe_as_the_login_user_never_runs_a_third_users_environment(node, tmp_path, monkeypatch, case):
-    node.run = rec.recorded('venv_torch_2_13_cpu')
-    node.path = {'setpriv': SETPRIV}
-    python = interpreter(tmp_path)
-    prefix = os.path.dirname(os.path.dirname(python))
-    site = os.path.join(prefix, 'lib', 'python3.11', 'site-packages')
-    os.makedirs(site)
+    python, _prefix, site = environment_with_site_packages(node, tmp_path)
     os.chown(site, case['owner'], case['owner'])
     monkeypatch.setattr(torch_facts.os, 'geteuid', lambda: LOGIN_UID)
     if case['refused']:
