@@ -176,7 +176,7 @@ CREATE_SUCCESS_JSON = json.dumps({"prefix": "/opt/miniconda3/envs/.torchfleet/tr
 NO_TORCH_TRACEBACK = ('Traceback (most recent call last):\n  File "<string>", line 1, in <module>\n'
                       "ModuleNotFoundError: No module named 'torch'\n")
 
-# --- shapes where real conda differs from the offline stand-in (issue 12) -----------------
+# --- shapes where real conda differs from the offline stand-in -----------------
 # Written from the sources of conda 25.11.1/26.7.1, not recorded from a run.
 
 # Both auto-activate keys in one .condarc, any command with --json: MultipleKeysError keeps its

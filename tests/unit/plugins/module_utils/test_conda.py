@@ -185,7 +185,7 @@ def test_cli_explicit_create_command():
     assert module.calls[0][0] == ['/c/bin/conda', 'create', '--json', '--yes', '--prefix', '/p', '--file', '/w/explicit.txt']
 
 
-# --- real conda where the stand-in differed (issue 12) --------------------------------------
+# --- real conda where the stand-in differed --------------------------------------
 
 def test_multiple_keys_crash_under_json_is_named_from_the_traceback():
     """25.11.1/26.7.1 print no JSON for MultipleKeysError: the original error is the one reported."""

@@ -119,7 +119,7 @@ def test_malformed_pip_requirements(text):
     ('2.4.6', '2.4.6', True),
     ('3.11', '3.11.13', False),  # a bare version is exact in conda
     ('=3.11', '3.11.13', True),
-    ('==2.13', '2.13.1', False),  # torch==2.13 at build time (issue 11)
+    ('==2.13', '2.13.1', False),  # torch==2.13 at build time
     ('==2.4.6', '2.4.6.1', False),
     ('==2.13', '2.13.0', True),
     ('2.13.0', '2.13.0+cpu', True),

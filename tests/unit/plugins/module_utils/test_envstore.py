@@ -22,7 +22,7 @@ SHA_A = 'a' * 64
 SHA_B = 'b' * 64
 SHA_C = 'c' * 64
 NOBODY = 65534
-# An environment whose name is another's plus "-<12 hex digits>" (finding 1 of issue 9).
+# An environment whose name is another's plus "-<12 hex digits>".
 TWIN = 'train-' + 'a' * 12
 
 
@@ -329,7 +329,7 @@ def test_pin_problems():
         'numpy is 2.4.6, the spec pins 2.4.5', 'scipy is missing']
 
 
-# The build's pin check reads pins exactly as the audit does (issue 11): (pin, problem or None).
+# The build's pin check reads pins exactly as the audit does: (pin, problem or None).
 PIN_CASES = [
     ('==2.13', None),       # 2.13 == 2.13.0, and the node's local label (+cpu) is ignored
     ('2.13.0', None),

@@ -75,7 +75,7 @@ DOCUMENTED = [
     ('numpy 1.8.1 py27_0', '1.8.1', 'py27_1', False),
     ('numpy=1.8.1=py27_0', '1.8.1', 'py27_0', True),
     ('numpy=1.8.1=py27_0', '1.8.1', 'py35_0', False),
-    # the two disagreements issue 11 found between the build and the audit
+    # two places where the build and the audit once read pins differently
     ('pytorch==2.13', '2.13.1', 'py_0', False),
     ('pytorch==2.13', '2.13.0', 'py_0', True),
     ('numpy==2.4.6', '2.4.6.1', 'py_0', False),

@@ -484,7 +484,7 @@ def test_occupied_live_path_is_refused(node):
     assert result['failed'] is True and 'neither a directory nor a symlink' in result['msg']
 
 
-# ---------------------------------------------------------------- issue 9: inputs checked before anything runs
+# ---------------------------------------------------------------- inputs checked before anything runs
 
 NOBODY = 65534
 TWIN = 'train-' + 'a' * 12
@@ -546,7 +546,7 @@ def test_smoke_test_as_root_when_asked(node):
     assert node.calls[1][1] == '-c' and node.runs_as[1] == []
 
 
-# ---------------------------------------------------------------- issue 9: whose conda runs
+# ---------------------------------------------------------------- whose conda runs
 
 def _own(path):
     os.chown(path, NOBODY, NOBODY)
@@ -620,7 +620,7 @@ def test_the_plan_refuses_a_prefix_another_user_can_change(node):
                                     % (os.path.join(prefix, 'envs'), prefix))
 
 
-# ---------------------------------------------------------------- issue 9: one environment's store is its own
+# ---------------------------------------------------------------- one environment's store is its own
 
 def spec_named(name, spec=SPEC_V2):
     return spec.replace('name: train\n', 'name: %s\n' % name)
@@ -678,7 +678,7 @@ def test_the_flat_layout_build_of_a_twin_is_not_pruned(node):
     assert os.path.isdir(twin_flat) and live_target_of(node, TWIN) == twin_flat
 
 
-# ---------------------------------------------------------------- issue 9: concurrency
+# ---------------------------------------------------------------- concurrency
 
 
 def _hold_lock(root, seconds, ready):

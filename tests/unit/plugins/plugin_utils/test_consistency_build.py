@@ -1,7 +1,7 @@
 # Copyright: (c) 2026, torchfleet developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Drift against what was built (source build), provenance as information, probe failures
-in the change summary, pip/conda mix warnings: cases as data (issue 11)."""
+in the change summary, pip/conda mix warnings: cases as data."""
 
 from __future__ import annotations
 
