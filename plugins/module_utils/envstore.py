@@ -176,6 +176,8 @@ def builds_in_use(builds, proc='/proc'):
     started; deleting that build under it breaks its next import."""
     roots = dict((os.path.realpath(b) + os.sep, b) for b in builds)
     used = set()
+    if not roots:
+        return used  # the converged path: nothing to delete, no process table to read
     try:
         pids = [p for p in os.listdir(proc) if p.isdigit()]
     except OSError:

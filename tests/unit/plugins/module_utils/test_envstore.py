@@ -381,3 +381,10 @@ def test_builds_in_use_reads_each_process_exe_and_cwd(tmp_path, link, target, us
     os.symlink(absolute, str(proc / '4242' / link))
     builds = [str(store / 'a'), str(store / 'b')]
     assert sorted(envstore.builds_in_use(builds, str(proc))) == [str(store / n) for n in used]
+
+
+def test_builds_in_use_reads_no_process_table_without_builds(monkeypatch):
+    def no_listing(path):
+        raise AssertionError('listed %s on the converged path' % path)
+    monkeypatch.setattr(envstore.os, 'listdir', no_listing)
+    assert envstore.builds_in_use([], '/proc') == set()
