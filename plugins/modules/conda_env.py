@@ -299,6 +299,14 @@ commands:
   type: list
   elements: list
   sample: [[/opt/miniconda3/bin/conda, env, create, --json, --file, /tmp/environment.yml, --prefix, /opt/miniconda3/envs/.torchfleet/train.d/3f1c2a9b7d10]]
+node_platform:
+  description:
+    - The node's machine and glibc version (null where the C library is not glibc), for a download of pip packages
+      made elsewhere for this node (M(torchfleet.cluster.pip_wheelhouse) option
+      O(torchfleet.cluster.pip_wheelhouse#module:target_platforms)).
+  returned: always
+  type: dict
+  sample: {machine: x86_64, glibc: "2.36"}
 pip_bundle_files:
   description: The files of O(pip_bundle) that were verified and offered to pip for this build.
   returned: when a build used O(pip_bundle)
@@ -324,6 +332,7 @@ from ansible_collections.torchfleet.cluster.plugins.module_utils import conda as
 from ansible_collections.torchfleet.cluster.plugins.module_utils.collection_version import COLLECTION_VERSION
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envstore
+from ansible_collections.torchfleet.cluster.plugins.module_utils import pip_platform
 from ansible_collections.torchfleet.cluster.plugins.module_utils import safepath
 from ansible_collections.torchfleet.cluster.plugins.module_utils import runas
 from ansible_collections.torchfleet.cluster.plugins.module_utils import wheel_bundle
@@ -349,7 +358,8 @@ class CondaEnv:
         self.layout = envstore.Layout(params['prefix'], self.name)
         self.result = {'changed': False, 'name': self.name, 'prefix': self.layout.live,
                        'python': os.path.join(self.layout.live, 'bin', 'python'), 'build': None,
-                       'action': 'none', 'stamp': None, 'previous': [], 'removed': [], 'commands': []}
+                       'action': 'none', 'stamp': None, 'previous': [], 'removed': [], 'commands': [],
+                       'node_platform': pip_platform.this_node()}
         self.conda = None
         self.platform = None
         self.pip_environ = {}

@@ -20,9 +20,11 @@ description:
     O(torchfleet.cluster.conda_env#module:pip_bundle_files)).
   - pip checks each file against the hash the index publishes for it, and against the requirements' C(--hash) options
     where they have them.
-  - The download uses the node's pip configuration (index, mirrors, C(/etc/pip.conf), C(PIP_*) variables from
-    O(environment)), as a build on that node would.
-  - The role M(torchfleet.cluster.conda_env) runs it on one node per run, only when some node needs a new build.
+  - The download uses the pip configuration of the host it runs on (index, mirrors, C(/etc/pip.conf), C(PIP_*)
+    variables from O(environment)).
+  - The role M(torchfleet.cluster.conda_env) runs it on the controller, once per run and environment, only when some node
+    needs a new build, with O(target_platforms) set to the nodes that build: the nodes then install the controller's
+    files, checked against the controller's manifest, and no node's index or root decides what its peers install.
 author:
   - torchfleet developers (@torchfleet)
 options:
@@ -34,7 +36,8 @@ options:
     required: true
   python:
     description:
-      - The interpreter whose pip downloads, for example the Miniconda base's C(<prefix>/bin/python).
+      - The interpreter whose pip downloads, for example the controller's C(ansible_playbook_python) or a node's
+        Miniconda base C(<prefix>/bin/python).
     type: path
     required: true
   python_version:
@@ -42,6 +45,17 @@ options:
       - C(X.Y) of the interpreter the packages are for, when it is not O(python)'s own. Adds C(--python-version) and
         C(--only-binary=:all:), as pip requires for a download for another interpreter.
     type: str
+  target_platforms:
+    description:
+      - The nodes to download for, when they are not the host running the module, as a mapping of each node's name to
+        its C(machine) (for example C(x86_64)) and C(glibc) (C(X.Y)), as M(torchfleet.cluster.conda_env) returns them
+        in RV(torchfleet.cluster.conda_env#module:node_platform).
+      - The download is for their one machine and their oldest glibc (every C(manylinux) tag that glibc accepts), for
+        CPython O(python_version), binary wheels only (C(--only-binary=:all:)): a package without a wheel for the nodes
+        fails the download, naming the requirement, before any node changes.
+      - Nodes of different machines, or without glibc, are refused, naming them.
+      - Requires O(python_version).
+    type: dict
   dest:
     description:
       - Path of the bundle to write. Its directory must exist, and no user other than root (or the user running
@@ -80,6 +94,18 @@ EXAMPLES = r'''
     python_version: "3.11"
     dest: /opt/miniconda3/envs/.torchfleet/wheels/train.tar
   register: wheels
+
+- name: Download them on the controller for the nodes that build, from what each reported
+  torchfleet.cluster.pip_wheelhouse:
+    requirements:
+      - torch==2.13.0
+    python: "{{ ansible_playbook_python }}"
+    python_version: "3.11"
+    target_platforms:
+      node0: {machine: x86_64, glibc: "2.36"}
+      node1: {machine: x86_64, glibc: "2.31"}
+    dest: /tmp/torchfleet-wheels.abc123/train.tar
+  delegate_to: localhost
 '''
 
 RETURN = r'''
@@ -109,6 +135,12 @@ files:
       description: Size in bytes.
       type: int
   sample: [{name: torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl, sha256: 0f3c..., size: 190123456}]
+platforms:
+  description: The platform tags the download was for (empty without O(target_platforms)).
+  returned: always
+  type: list
+  elements: str
+  sample: [manylinux_2_36_x86_64, manylinux_2_35_x86_64]
 cmd:
   description: The pip command that ran (not run in check mode).
   returned: always
@@ -122,7 +154,7 @@ import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.torchfleet.cluster.plugins.module_utils import trusted_exec, wheel_bundle
+from ansible_collections.torchfleet.cluster.plugins.module_utils import pip_platform, trusted_exec, wheel_bundle
 
 
 def interpreter_version(module, python):
@@ -133,12 +165,23 @@ def interpreter_version(module, python):
     return out.strip()
 
 
-def download_command(module, workdir, requirements_file):
+def target_options(module):
+    """pip download's options for O(target_platforms); fails, naming the nodes, where no one download serves them."""
+    try:
+        return pip_platform.download_options(module.params['target_platforms'], module.params['python_version'])
+    except pip_platform.PlatformError as exc:
+        module.fail_json(msg='cannot download the pip packages %s for the nodes: %s'
+                             % (', '.join(module.params['requirements']), exc))
+
+
+def download_command(module, workdir, requirements_file, targets):
     params = module.params
     cmd = [params['python'], '-m', 'pip', 'download', '--no-input', '--disable-pip-version-check',
            '--dest', workdir, '-r', requirements_file]
     wanted = params['python_version']
-    if wanted and wanted != interpreter_version(module, params['python']):
+    if targets:
+        cmd += targets
+    elif wanted and wanted != interpreter_version(module, params['python']):
         cmd += ['--python-version', wanted, '--only-binary=:all:']
     return cmd
 
@@ -168,14 +211,18 @@ def main():
             dest=dict(type='path', required=True),
             environment=dict(type='dict', default={}),
             owner=dict(type='str'),
+            target_platforms=dict(type='dict'),
         ),
+        required_by={'target_platforms': 'python_version'},
         supports_check_mode=True,
     )
     params = module.params
-    result = dict(changed=True, dest=params['dest'], sha256=None, files=[], cmd=[])
+    result = dict(changed=True, dest=params['dest'], sha256=None, files=[], cmd=[], platforms=[])
     uid = owner_uid(module)
     if not params['requirements']:
         module.fail_json(msg='requirements is empty: nothing to download')
+    targets = target_options(module) if params['target_platforms'] is not None else []
+    result['platforms'] = [targets[i + 1] for i, option in enumerate(targets) if option == '--platform']
     directory = os.path.dirname(params['dest'])
     if not os.path.isdir(directory):
         module.fail_json(msg='the directory of dest does not exist: %s' % directory)
@@ -193,7 +240,7 @@ def main():
             handle.write('\n'.join(params['requirements']) + '\n')
         files_dir = os.path.join(workdir, 'files')
         os.mkdir(files_dir, 0o700)
-        result['cmd'] = download_command(module, files_dir, requirements_file)
+        result['cmd'] = download_command(module, files_dir, requirements_file, targets)
         environ = dict((str(k), str(v)) for k, v in params['environment'].items())
         rc, out, err = module.run_command(result['cmd'], cwd=workdir, environ_update=environ)
         if rc != 0:

@@ -191,7 +191,10 @@ cmd_up() {
   ensure_network "$cluster"
   ensure_ssh_key "$dir"
   rm -f "$dir/known_hosts.new"
-  ! $upstream || ensure_upstream "$cluster" "$wheelhouse" "$("$here/image/build.sh")" "$dir/upstream"
+  if $upstream; then
+    ensure_upstream "$cluster" "$wheelhouse" "$("$here/image/build.sh")" "$dir/upstream"
+    echo "http://$(container_ip "$(upstream_name "$cluster")"):$UPSTREAM_PORT/" > "$dir/upstream_url"
+  fi
   local i cname ip entries=()
   for ((i = 0; i < count; i++)); do
     cname=$(node_name "$cluster" "$i")

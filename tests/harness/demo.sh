@@ -32,6 +32,11 @@ else
 # Written by tests/harness/demo.sh: no route to the Miniconda download, so the offline stand-in is used.
 miniconda_installer_src: $root/tests/output/fakeconda/$file
 miniconda_installer_checksum: sha256:$sum
+# The controller downloads the environments' pip packages from the stand-in's wheelhouse only.
+conda_env_pip_download_environment:
+  PIP_CONFIG_FILE: /dev/null
+  PIP_NO_INDEX: "1"
+  PIP_FIND_LINKS: $root/tests/output/fakeconda/wheelhouse
 YAML
   wheelhouse=(--wheelhouse "$root/tests/output/fakeconda/wheelhouse")
 fi

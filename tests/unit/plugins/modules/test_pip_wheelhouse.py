@@ -151,6 +151,19 @@ DOWNLOADS = [
     dict(id='python-version-of-another-interpreter', requirements=['torch==2.13.0'], saved=[TORCH_312],
          python_version='3.12', probed=True, flags=['--python-version', '3.12', '--only-binary=:all:']),
     dict(id='owner', requirements=['six==1.17.0'], saved=[SIX], owner='nobody', uid=NOBODY),
+    # The controller's download for the nodes: their machine, their oldest glibc, the spec's Python; no probe.
+    dict(id='for-the-nodes', requirements=['torch==2.13.0'], saved=[TORCH], python_version='3.11',
+         targets={'node0': {'machine': 'x86_64', 'glibc': '2.36'}, 'node1': {'machine': 'x86_64', 'glibc': '2.17'}},
+         flags=['--only-binary=:all:', '--implementation', 'cp', '--python-version', '3.11',
+                '--abi', 'cp311', '--abi', 'abi3', '--abi', 'none',
+                '--platform', 'manylinux_2_17_x86_64', '--platform', 'manylinux2014_x86_64',
+                '--platform', 'manylinux_2_16_x86_64', '--platform', 'manylinux_2_15_x86_64',
+                '--platform', 'manylinux_2_14_x86_64', '--platform', 'manylinux_2_13_x86_64',
+                '--platform', 'manylinux_2_12_x86_64', '--platform', 'manylinux2010_x86_64',
+                '--platform', 'manylinux_2_11_x86_64', '--platform', 'manylinux_2_10_x86_64',
+                '--platform', 'manylinux_2_9_x86_64', '--platform', 'manylinux_2_8_x86_64',
+                '--platform', 'manylinux_2_7_x86_64', '--platform', 'manylinux_2_6_x86_64',
+                '--platform', 'manylinux_2_5_x86_64', '--platform', 'manylinux1_x86_64']),
     dict(id='replaces-an-older-bundle', requirements=['six==1.17.0'], saved=[SIX], existing=b'an older bundle'),
 ]
 
@@ -162,13 +175,15 @@ def test_download_packs_the_saved_files(node, case):
             handle.write(case['existing'])
     node.download = (0, case['saved'], pip_download_output(case['saved']), '')
     result = run(node, requirements=case['requirements'], python_version=case.get('python_version'),
-                 environment=case.get('environment'), owner=case.get('owner'))
+                 environment=case.get('environment'), owner=case.get('owner'), target_platforms=case.get('targets'))
     assert result.get('failed') is not True, result
     probes = [c for c in node.calls if c[1] == '-c']
     assert probes == ([[node.python, '-c', PROBE]] if case.get('probed') else [])
     assert len(node.dest_dirs) == 1
     cmd = expected_cmd(node, node.dest_dirs[0], case.get('flags', ()))
     assert node.calls[-1] == cmd and result['cmd'] == cmd
+    flags = case.get('flags', [])
+    assert result['platforms'] == ([flags[i + 1] for i, flag in enumerate(flags) if flag == '--platform'] if 'targets' in case else [])
     assert node.kwargs[-1]['environ_update'] == case.get('environ', {})
     assert node.requirements == ['\n'.join(case['requirements']) + '\n']
     assert os.path.basename(os.path.dirname(node.dest_dirs[0])).startswith('.wheels-')
@@ -247,6 +262,24 @@ FAILURES = [
          msg='refusing to run %(python)s as root: %(culprit)s is writable by every user', result={'path': '%(culprit)s'}),
     dict(id='empty-requirements', params={'requirements': []}, msg='requirements is empty: nothing to download'),
     dict(id='unknown-owner', params={'owner': 'nosuchuser-tf'}, msg='owner nosuchuser-tf is not a user on this node'),
+    dict(id='nodes-of-two-machines', params={'python_version': '3.11', 'target_platforms': {
+        'node0': {'machine': 'x86_64', 'glibc': '2.36'}, 'node1': {'machine': 'aarch64', 'glibc': '2.36'}}},
+         msg='cannot download the pip packages six==1.17.0 for the nodes: the nodes that build differ in machine '
+             '(node0 x86_64, node1 aarch64): one bundle cannot serve them'),
+    dict(id='node-without-glibc', params={'python_version': '3.11', 'target_platforms': {
+        'node0': {'machine': 'x86_64', 'glibc': '2.36'}, 'alpine1': {'machine': 'x86_64', 'glibc': None}}},
+         msg='cannot download the pip packages six==1.17.0 for the nodes: alpine1 reports no glibc version (None)'),
+    # What a node reports is data: a machine that is no platform name never reaches pip's command line.
+    dict(id='machine-that-is-no-name', params={'python_version': '3.11', 'target_platforms': {
+        'node0': {'machine': 'x86_64 --index-url=http://evil', 'glibc': '2.36'}}},
+         msg="cannot download the pip packages six==1.17.0 for the nodes: node0 reports the machine "
+             "'x86_64 --index-url=http://evil', which is no platform name"),
+    dict(id='python-version-not-x-y', params={'python_version': '3', 'target_platforms': {
+        'node0': {'machine': 'x86_64', 'glibc': '2.36'}}},
+         msg="cannot download the pip packages six==1.17.0 for the nodes: the Python version to download for must be "
+             "X.Y, got '3'"),
+    dict(id='targets-without-python-version', params={'target_platforms': {'node0': {'machine': 'x86_64', 'glibc': '2.36'}}},
+         msg='missing parameter(s) required by'),
 ]
 
 
@@ -276,7 +309,7 @@ def test_failure_leaves_nothing_behind(node, case):
 
 def test_check_mode_downloads_nothing(node):
     result = run(node, check=True, python_version='3.12')
-    assert result == {'changed': True, 'dest': node.dest, 'sha256': None, 'files': [], 'cmd': []}
+    assert result == {'changed': True, 'dest': node.dest, 'sha256': None, 'files': [], 'cmd': [], 'platforms': []}
     assert node.calls == []
     assert os.listdir(node.store) == []
 
