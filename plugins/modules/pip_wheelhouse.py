@@ -23,7 +23,7 @@ description:
   - The download uses the pip configuration of the host it runs on (index, mirrors, C(/etc/pip.conf), C(PIP_*)
     variables from O(environment)).
   - The role M(torchfleet.cluster.conda_env) runs it on the controller, once per run and environment, only when some node
-    needs a new build, with O(target_platforms) set to the nodes that build: the nodes then install the controller's
+    needs a new build, with O(target_platforms) set to the nodes that build. The nodes then install the controller's
     files, checked against the controller's manifest, and no node's index or root decides what its peers install.
 author:
   - torchfleet developers (@torchfleet)
@@ -51,7 +51,7 @@ options:
         its C(machine) (for example C(x86_64)) and C(glibc) (C(X.Y)), as M(torchfleet.cluster.conda_env) returns them
         in RV(torchfleet.cluster.conda_env#module:node_platform).
       - The download is for their one machine and their oldest glibc (every C(manylinux) tag that glibc accepts), for
-        CPython O(python_version), binary wheels only (C(--only-binary=:all:)): a package without a wheel for the nodes
+        CPython O(python_version), binary wheels only (C(--only-binary=:all:)). A package without a wheel for the nodes
         fails the download, naming the requirement, before any node changes.
       - Nodes of different machines, or without glibc, are refused, naming them.
       - Requires O(python_version).

@@ -30,6 +30,7 @@ NOBODY = 65534
 SIX = 'six-1.17.0-py2.py3-none-any.whl'
 TORCH = 'torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl'
 FILELOCK = 'filelock-3.20.0-py3-none-any.whl'
+X86_GLIBC_236 = {'machine': 'x86_64', 'glibc': '2.36'}
 TORCH_312 = 'torch-2.13.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl'
 WHEELS = {
     SIX: b'PK\x03\x04six-1.17.0' + b'\x00' * 64,
@@ -262,23 +263,26 @@ FAILURES = [
          msg='refusing to run %(python)s as root: %(culprit)s is writable by every user', result={'path': '%(culprit)s'}),
     dict(id='empty-requirements', params={'requirements': []}, msg='requirements is empty: nothing to download'),
     dict(id='unknown-owner', params={'owner': 'nosuchuser-tf'}, msg='owner nosuchuser-tf is not a user on this node'),
-    dict(id='nodes-of-two-machines', params={'python_version': '3.11', 'target_platforms': {
-        'node0': {'machine': 'x86_64', 'glibc': '2.36'}, 'node1': {'machine': 'aarch64', 'glibc': '2.36'}}},
+    dict(id='nodes-of-two-machines',
+         params={'python_version': '3.11', 'target_platforms': {'node0': X86_GLIBC_236,
+                                                                'node1': {'machine': 'aarch64', 'glibc': '2.36'}}},
          msg='cannot download the pip packages six==1.17.0 for the nodes: the nodes that build differ in machine '
              '(node0 x86_64, node1 aarch64): one bundle cannot serve them'),
-    dict(id='node-without-glibc', params={'python_version': '3.11', 'target_platforms': {
-        'node0': {'machine': 'x86_64', 'glibc': '2.36'}, 'alpine1': {'machine': 'x86_64', 'glibc': None}}},
+    dict(id='node-without-glibc',
+         params={'python_version': '3.11', 'target_platforms': {'node0': X86_GLIBC_236,
+                                                                'alpine1': {'machine': 'x86_64', 'glibc': None}}},
          msg='cannot download the pip packages six==1.17.0 for the nodes: alpine1 reports no glibc version (None)'),
     # What a node reports is data: a machine that is no platform name never reaches pip's command line.
-    dict(id='machine-that-is-no-name', params={'python_version': '3.11', 'target_platforms': {
-        'node0': {'machine': 'x86_64 --index-url=http://evil', 'glibc': '2.36'}}},
+    dict(id='machine-that-is-no-name',
+         params={'python_version': '3.11',
+                 'target_platforms': {'node0': {'machine': 'x86_64 --index-url=http://evil', 'glibc': '2.36'}}},
          msg="cannot download the pip packages six==1.17.0 for the nodes: node0 reports the machine "
              "'x86_64 --index-url=http://evil', which is no platform name"),
-    dict(id='python-version-not-x-y', params={'python_version': '3', 'target_platforms': {
-        'node0': {'machine': 'x86_64', 'glibc': '2.36'}}},
+    dict(id='python-version-not-x-y',
+         params={'python_version': '3', 'target_platforms': {'node0': X86_GLIBC_236}},
          msg="cannot download the pip packages six==1.17.0 for the nodes: the Python version to download for must be "
              "X.Y, got '3'"),
-    dict(id='targets-without-python-version', params={'target_platforms': {'node0': {'machine': 'x86_64', 'glibc': '2.36'}}},
+    dict(id='targets-without-python-version', params={'target_platforms': {'node0': X86_GLIBC_236}},
          msg='missing parameter(s) required by'),
 ]
 
