@@ -1,4 +1,6 @@
-#!/usr/bin/python3
+# -*- coding: utf-8 -*-
+# Copyright: torchfleet.cluster contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Write a wheel of six whose version carries a local label, as root on a node would serve it.
 
 Usage: planted_wheel.py DIR LABEL. The module imports and reports "<version>+<label>"; pip installs it
