@@ -252,8 +252,7 @@ def test_probe_command(kwargs, expected):
     assert torch_probe.probe_command('/e/bin/python', **kwargs) == expected
 
 
-def test_probe_source_compiles_and_has_no_dollar():
-    compile(torch_probe.PROBE, '<probe>', 'exec')
+def test_probe_source_has_no_dollar():
     assert '$' not in torch_probe.PROBE
 
 

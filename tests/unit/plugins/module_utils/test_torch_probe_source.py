@@ -18,7 +18,7 @@ import types
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import torch_probe
+from ansible_collections.torchfleet.cluster.plugins.module_utils import _torch_probe_payload, torch_probe
 
 try:
     from importlib import metadata as importlib_metadata
@@ -28,9 +28,12 @@ except ImportError:  # pragma: no cover - Python < 3.8
 
 @pytest.fixture(scope='module')
 def probe():
-    module = types.ModuleType('torchfleet_probe_under_test')
-    exec(compile(torch_probe.PROBE, '<torchfleet probe>', 'exec'), module.__dict__)  # pylint: disable=exec-used
-    return module
+    return _torch_probe_payload
+
+
+def test_the_probe_command_runs_the_payload_file():
+    with open(_torch_probe_payload.__file__, encoding='utf-8') as source:
+        assert torch_probe.PROBE == source.read()
 
 
 def write(path, text, mode=None):
