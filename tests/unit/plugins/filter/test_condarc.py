@@ -12,7 +12,6 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.torchfleet.cluster.plugins.filter.condarc import condarc_text
 from ansible_collections.torchfleet.cluster.plugins.module_utils import condarc
-from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import patch_module_exits
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.test_conda_config import (
     CONDA_VERSION_OUTPUT,
     IDEMPOTENT_CASES,
@@ -29,8 +28,7 @@ CASES = IDEMPOTENT_CASES + [
 
 
 @pytest.mark.parametrize('case', CASES, ids=[case['id'] for case in CASES])
-def test_condarc_text_is_what_the_module_writes(monkeypatch, tmp_path, case):
-    patch_module_exits(monkeypatch)
+def test_condarc_text_is_what_the_module_writes(monkeypatch, tmp_path, case, module_exits):
     prefix = make_prefix(tmp_path, case)
     result, dummy = run_module(monkeypatch, prefix, case)
     assert result['changed'] is True

@@ -20,7 +20,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.torchfleet.cluster.plugins.module_utils import condarc
 from ansible_collections.torchfleet.cluster.plugins.modules import conda_config
-from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson, patch_module_exits
+from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson
 
 # Recorded `conda --version` answers (stdout, rc 0) of real releases.
 CONDA_VERSION_OUTPUT = {
@@ -57,9 +57,7 @@ BOTH_KEYS_CONDARC = 'auto_activate_base: false\nauto_activate: false\nchannels:\
 HAND_WRITTEN_CONDARC = 'channels:\n  - conda-forge\nssl_verify: false\nauto_activate: true\n'
 
 
-@pytest.fixture(autouse=True)
-def patch_exits(monkeypatch):
-    patch_module_exits(monkeypatch)
+pytestmark = pytest.mark.usefixtures('module_exits')
 
 
 def make_prefix(tmp_path, case):

@@ -28,7 +28,7 @@ from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec,
 from ansible_collections.torchfleet.cluster.plugins.module_utils.collection_version import COLLECTION_VERSION
 from ansible_collections.torchfleet.cluster.plugins.modules import conda_env
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import conda_samples as samples
-from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson, patch_module_exits
+from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson
 
 SPEC_V1 = ('name: train\nchannels:\n  - conda-forge\ndependencies:\n  - python=3.11\n  - pip\n'
            '  - numpy=2.4.5\n  - pip:\n      - torch==2.13.0\n')
@@ -139,8 +139,7 @@ class Node:
 
 
 @pytest.fixture
-def node(tmp_path, monkeypatch):
-    patch_module_exits(monkeypatch)
+def node(tmp_path, monkeypatch, module_exits):
     monkeypatch.setattr(conda_env.conda_utils, 'local_subdir', lambda: 'linux-64')
     created = Node(str(tmp_path / 'miniconda3'))
     monkeypatch.setattr(basic.AnsibleModule, 'run_command', created.run_command_method())

@@ -17,7 +17,7 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.torchfleet.cluster.plugins.modules import miniconda_probe
-from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson, patch_module_exits
+from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson
 
 NOBODY = 65534
 # What real conda 25.11.1 printed for `conda --version` with an unparsable PREFIX/.condarc (the
@@ -28,8 +28,7 @@ PARSER_ERROR_REPORT = ("# >>>>>>>>>>>>>>>>>>>>>> ERROR REPORT <<<<<<<<<<<<<<<<<<
 
 
 @pytest.fixture
-def prefix(tmp_path, monkeypatch):
-    patch_module_exits(monkeypatch)
+def prefix(tmp_path, module_exits):
     root = tmp_path / 'miniconda3'
     for sub in ('bin', 'lib', 'pkgs', 'envs/.torchfleet'):
         (root / sub).mkdir(parents=True)
@@ -131,13 +130,11 @@ def test_a_deleted_conda_is_no_version_and_no_parse_failure(prefix):
     assert result['conda_version'] == '' and result['condarc_unparsable'] is False and result['conda_output'] == ''
 
 
-def test_a_missing_prefix(tmp_path, monkeypatch):
-    patch_module_exits(monkeypatch)
+def test_a_missing_prefix(tmp_path, module_exits):
     result = probe(tmp_path / 'absent')
     assert result['prefix_exists'] is False and result['untrusted'] is None and result['conda_version'] == ''
 
 
-def test_a_relative_prefix_is_refused(tmp_path, monkeypatch):
-    patch_module_exits(monkeypatch)
+def test_a_relative_prefix_is_refused(tmp_path, module_exits):
     result = probe(tmp_path, prefix='opt/miniconda3')
     assert result['failed'] is True and 'absolute path' in result['msg']

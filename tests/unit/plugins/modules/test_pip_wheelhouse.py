@@ -24,7 +24,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.torchfleet.cluster.plugins.module_utils import wheel_bundle
 from ansible_collections.torchfleet.cluster.plugins.modules import pip_wheelhouse
-from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson, patch_module_exits
+from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson
 
 NOBODY = 65534
 SIX = 'six-1.17.0-py2.py3-none-any.whl'
@@ -103,9 +103,8 @@ class Pip:
 
 
 @pytest.fixture
-def node(tmp_path, monkeypatch):
+def node(tmp_path, monkeypatch, module_exits):
     """A Miniconda base interpreter and a store directory, both trusted, and pip answering."""
-    patch_module_exits(monkeypatch)
     bindir = tmp_path / 'miniconda3' / 'bin'
     bindir.mkdir(parents=True, mode=0o755)
     python = bindir / 'python'

@@ -25,7 +25,7 @@ from ansible.module_utils.testing import patch_module_args
 from ansible_collections.torchfleet.cluster.plugins.module_utils import safepath
 from ansible_collections.torchfleet.cluster.plugins.module_utils.file_state import replace_block
 from ansible_collections.torchfleet.cluster.plugins.modules import ssh_user_keys
-from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson, patch_module_exits
+from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson
 
 USER = 65534
 STRANGER = 65533
@@ -54,9 +54,7 @@ CONFIG_BLOCK = ('# BEGIN torchfleet.cluster ssh_mesh cluster nodes\n%s\n'
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason='needs root to give files to other users')
 
 
-@pytest.fixture(autouse=True)
-def patch_exits(monkeypatch):
-    patch_module_exits(monkeypatch)
+pytestmark = pytest.mark.usefixtures('module_exits')
 
 
 @pytest.fixture

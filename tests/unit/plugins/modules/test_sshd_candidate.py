@@ -20,7 +20,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.torchfleet.cluster.plugins.modules import sshd_candidate
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import sshd_samples
-from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson, patch_module_exits
+from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson
 
 LIVE_DROPIN = 'PasswordAuthentication no\nKbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n'
 CANDIDATE = LIVE_DROPIN + 'MaxAuthTries 3\n'
@@ -108,9 +108,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def patch_exits(monkeypatch):
-    patch_module_exits(monkeypatch)
+pytestmark = pytest.mark.usefixtures('module_exits')
 
 
 def make_config(tmp_path, case):

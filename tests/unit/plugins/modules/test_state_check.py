@@ -24,7 +24,7 @@ from ansible.module_utils.testing import patch_module_args
 from ansible_collections.torchfleet.cluster.plugins.module_utils.file_state import replace_block
 from ansible_collections.torchfleet.cluster.plugins.modules import state_check
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules import test_ssh_user_keys as keys_case
-from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson, patch_module_exits
+from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason='needs root to give files to other users')
 
@@ -35,9 +35,7 @@ SYSCTL = 'net.ipv4.ip_local_port_range = 32768 60999\n'
 world = keys_case.world
 
 
-@pytest.fixture(autouse=True)
-def patch_exits(monkeypatch):
-    patch_module_exits(monkeypatch)
+pytestmark = pytest.mark.usefixtures('module_exits')
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from ansible_collections.torchfleet.cluster.plugins.module_utils import torch_pr
 from ansible_collections.torchfleet.cluster.plugins.modules import torch_facts
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import test_torch_probe_recordings as rec
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils.test_torch_probe_real import can_import_torch
-from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson, patch_module_exits
+from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson
 
 TIMEOUT_BIN = '/usr/bin/timeout'
 
@@ -56,9 +56,8 @@ class Node(object):
 
 
 @pytest.fixture
-def node(monkeypatch):
+def node(monkeypatch, module_exits):
     state = Node()
-    patch_module_exits(monkeypatch)
     # bound methods of the Node: AnsibleModule instances call them without rebinding
     monkeypatch.setattr(basic.AnsibleModule, 'run_command', state.run_command)
     monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', state.get_bin_path)
@@ -302,9 +301,8 @@ def real_torch_python():
     return configured
 
 
-def test_real_run_never_imports_torch_here(real_torch_python, monkeypatch):
+def test_real_run_never_imports_torch_here(real_torch_python, module_exits):
     """The whole module against the real interpreter, with the real run_command."""
-    patch_module_exits(monkeypatch)
     had_torch = 'torch' in sys.modules
     facts = run_module({'python': real_torch_python})['ansible_facts']['torch']
     assert ('torch' in sys.modules) == had_torch

@@ -24,9 +24,7 @@ from ansible_collections.torchfleet.cluster.plugins.modules import torchrun_job
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson, patch_module_exits
 
 
-@pytest.fixture(autouse=True)
-def exits(monkeypatch):
-    patch_module_exits(monkeypatch)
+pytestmark = pytest.mark.usefixtures('module_exits')
 
 
 def run(args):
