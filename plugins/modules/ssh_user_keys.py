@@ -47,7 +47,8 @@ options:
   state:
     description:
       - V(present) installs the key pair and the blocks.
-      - V(read) changes nothing and returns the key pair found in C(~/.ssh), checked the same way.
+      - V(read) changes nothing and returns the public key found in C(~/.ssh) (and the private key with
+        O(return_private_key)), checked the same way.
     type: str
     choices: [present, read]
     default: present
@@ -56,6 +57,13 @@ options:
       - File name of the private key in C(~/.ssh); the public key is the same name plus C(.pub).
     type: str
     default: id_ed25519
+  return_private_key:
+    description:
+      - With O(state=read), also return the private key's content in RV(private_key).
+      - Off by default, so that a caller that only needs to know which hosts hold a key pair reads no private
+        key onto the controller; ask for it only from the one host whose key is to be distributed.
+    type: bool
+    default: false
   private_key:
     description:
       - Content of the private key file. Required with O(state=present).
@@ -111,12 +119,20 @@ EXAMPLES = r'''
       Host node0 node1
           IdentityFile ~/.ssh/id_ed25519_torchfleet
 
-- name: Read the key pair a node already holds
+- name: Find out whether a node holds the key pair (its public key only)
   torchfleet.cluster.ssh_user_keys:
     user: trainer
     key_name: id_ed25519_torchfleet
     state: read
   register: found_pair
+
+- name: Read the key pair, private key included, from the node chosen to hand it out
+  torchfleet.cluster.ssh_user_keys:
+    user: trainer
+    key_name: id_ed25519_torchfleet
+    state: read
+    return_private_key: true
+  register: source_pair
   no_log: true
 '''
 
@@ -139,7 +155,7 @@ exists:
   sample: true
 private_key:
   description: Content of the private key file, or null when there is none.
-  returned: when O(state=read)
+  returned: when O(state=read) and O(return_private_key=true)
   type: str
   sample: null
 public_key:
@@ -238,6 +254,13 @@ def read_pair(module, account, home):
                 public_key=to_text(public.data).rstrip('\r\n') if public else None)
 
 
+def read_result(module, account, home):
+    result = read_pair(module, account, home)
+    if not module.params['return_private_key']:
+        del result['private_key']
+    return result
+
+
 def check_params(module):
     params = module.params
     name = params['key_name']
@@ -269,6 +292,7 @@ def main():
             home=dict(type='path'),
             state=dict(type='str', choices=['present', 'read'], default='present'),
             key_name=dict(type='str', default='id_ed25519'),
+            return_private_key=dict(type='bool', default=False),
             private_key=dict(type='str', no_log=True),
             public_key=dict(type='str'),
             comment=dict(type='str', default=''),
@@ -287,7 +311,7 @@ def main():
         module.fail_json(msg='home %s of user %s is not an absolute path' % (home, module.params['user']))
     try:
         if module.params['state'] == 'read':
-            result = read_pair(module, account, home)
+            result = read_result(module, account, home)
         else:
             result = ensure_present(module, account, home)
     except UnsafePathError as exc:

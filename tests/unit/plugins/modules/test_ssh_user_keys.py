@@ -367,11 +367,20 @@ READ_CASES = [
 def test_read(world, case):
     lay_out(world, case['layout'])
     before = snapshot(world['home'])
-    result = run_module(read_params(**case.get('params', {})))
+    result = run_module(read_params(return_private_key=True, **case.get('params', {})))
     assert not result.get('failed'), result
     assert result['changed'] is False
     assert (result['exists'], result['private_key'], result['public_key']) == (case['exists'], case['private'], case['public'])
     assert snapshot(world['home']) == before
+
+
+@pytest.mark.parametrize('case', READ_CASES, ids=[case['id'] for case in READ_CASES])
+def test_read_without_asking_returns_no_private_key(world, case):
+    lay_out(world, case['layout'])
+    result = run_module(read_params(**case.get('params', {})))
+    assert not result.get('failed'), result
+    assert 'private_key' not in result
+    assert (result['exists'], result['public_key']) == (case['exists'], case['public'])
 
 
 BAD_PARAMS = [
