@@ -12,11 +12,11 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.torchfleet.cluster.plugins.module_utils.atomic_file import replace_file
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils.plain import plain
 
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils import consistency, envspec_expect, reports
@@ -118,18 +118,8 @@ def _stable(report):
 
 
 def atomic_write(directory, name, text):
-    """Write beside the target, then rename: readers (node_exporter, CI) never see half a file."""
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix="-" + name)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, os.path.join(directory, name))
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return os.path.join(directory, name)
+    """Readers (node_exporter, CI) never see half a report."""
+    return replace_file(os.path.join(directory, name), text)
 
 
 class ReportWriter:

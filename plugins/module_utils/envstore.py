@@ -48,6 +48,7 @@ except ImportError:  # pragma: no cover - not POSIX
     HAS_FCNTL = False
 
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
+from ansible_collections.torchfleet.cluster.plugins.module_utils.atomic_file import replace_file
 from ansible_collections.torchfleet.cluster.plugins.module_utils import matchspec
 from ansible_collections.torchfleet.cluster.plugins.module_utils import trusted_exec
 
@@ -209,19 +210,7 @@ def read_expected(build):
 
 
 def atomic_write(path, data):
-    if not isinstance(data, bytes):
-        data = data.encode('utf-8')
-    directory = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(prefix='.tmp-', dir=directory)
-    try:
-        with os.fdopen(fd, 'wb') as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except Exception:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    replace_file(path, data)
 
 
 def record_build(build, stamp, spec_bytes, lock_bytes, expected):

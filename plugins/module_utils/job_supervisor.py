@@ -41,6 +41,8 @@ import stat
 import subprocess
 import time
 
+from ansible_collections.torchfleet.cluster.plugins.module_utils.atomic_file import replace_file
+
 PR_SET_CHILD_SUBREAPER = 36
 REASON_EXITED = 'exited'
 REASON_TIMED_OUT = 'timed_out'
@@ -77,13 +79,7 @@ def set_mode(fd, mode, gid=None):
 
 
 def write_text(path, text, mode=STATE_FILE_MODE, gid=None):
-    """Write through a fresh name and rename: readers see the old or the new file, whole."""
-    temp = '%s.%d.tmp' % (path, os.getpid())
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode & STATE_FILE_MODE)
-    with os.fdopen(fd, 'w') as handle:
-        set_mode(handle.fileno(), mode, gid)
-        handle.write(text)
-    os.rename(temp, path)
+    replace_file(path, text, mode, gid)
 
 
 def write_json(path, data, mode=STATE_FILE_MODE, gid=None):
