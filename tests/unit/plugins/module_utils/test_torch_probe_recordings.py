@@ -3,11 +3,12 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What ``run_command`` returned for the torch_facts probe: real recordings and GPU-node shapes.
 
-RECORDED holds real runs on the build machine (``/usr/bin/timeout --kill-after=5 120 PY -I -c
-PROBE OPTIONS`` with PATH=/usr/bin:/bin, LC_ALL=C), byte for byte:
+RECORDED holds real runs on the build machine, byte for byte, one file each in
+``fixtures/torch_probe/`` with the command that made it (``PROBE`` standing for the probe's
+source; PATH=/usr/bin:/bin, LC_ALL=C):
 
-- ``venv_torch_2_13_cpu``: the project venv's torch 2.13.0+cpu (Python 3.11.7, no GPU, no
-  driver, no conda-meta), and the same with ``probe_cuda``;
+- ``venv_torch_2_13_cpu``: a virtualenv made for the recording with only torch 2.13.0+cpu and
+  numpy 2.4.6 (Python 3.11.7, no GPU, no driver, no conda-meta), and the same with ``probe_cuda``;
 - ``python313_without_torch``: a Python 3.13.0 without torch;
 - ``python27``: Python 2.7.18, which rejects ``-I``;
 - ``missing_interpreter``: coreutils timeout failing to exec a path that does not exist;
@@ -26,215 +27,24 @@ __metaclass__ = type
 
 import copy
 import json
+import os
 
 import pytest
 
 from ansible_collections.torchfleet.cluster.plugins.module_utils import torch_probe
 
-RECORDED = {
-    'venv_torch_2_13_cpu': {
-        'rc': 0,
-        'stdout': (
-            'TORCHFLEET_PROBE_JSON:{"conda": null, "executable": "/work/main/.venv/bin/python", "gpu": {"nvidia_s'
-            'mi": null, "nvml": null, "proc": {"gpus": {}, "version": null}}, "pip": [{"info": "Parsley-1.3.dist-'
-            'info", "name": "Parsley", "version": "1.3"}, {"info": "aiofiles-25.1.0.dist-info", "name": "aiofiles'
-            '", "version": "25.1.0"}, {"info": "annotated_doc-0.0.7.dist-info", "name": "annotated-doc", "version'
-            '": "0.0.7"}, {"info": "annotated_types-0.8.0.dist-info", "name": "annotated-types", "version": "0.8.'
-            '0"}, {"info": "ansible-12.3.0.dist-info", "name": "ansible", "version": "12.3.0"}, {"info": "ansible'
-            '_builder-3.2.0.dist-info", "name": "ansible-builder", "version": "3.2.0"}, {"info": "ansible_compat-'
-            '26.10.0.dist-info", "name": "ansible-compat", "version": "26.10.0"}, {"info": "ansible_core-2.19.14.'
-            'dist-info", "name": "ansible-core", "version": "2.19.14"}, {"info": "ansible_lint-26.10.1.dist-info"'
-            ', "name": "ansible-lint", "version": "26.10.1"}, {"info": "antsibull_changelog-0.36.0.dist-info", "n'
-            'ame": "antsibull-changelog", "version": "0.36.0"}, {"info": "antsibull_docs_parser-1.2.3.dist-info",'
-            ' "name": "antsibull-docs-parser", "version": "1.2.3"}, {"info": "antsibull_docutils-1.4.1.dist-info"'
-            ', "name": "antsibull-docutils", "version": "1.4.1"}, {"info": "antsibull_fileutils-1.5.3.dist-info",'
-            ' "name": "antsibull-fileutils", "version": "1.5.3"}, {"info": "attrs-23.2.0.dist-info", "name": "att'
-            'rs", "version": "23.2.0"}, {"info": "bindep-2.14.0.dist-info", "name": "bindep", "version": "2.14.0"'
-            '}, {"info": "black-26.10.1.dist-info", "name": "black", "version": "26.10.1"}, {"info": "bracex-3.2.'
-            '3.dist-info", "name": "bracex", "version": "3.2.3"}, {"info": "certifi-2026.10.19.post1.dist-info", '
-            '"name": "certifi", "version": "2026.10.19.post1"}, {"info": "cffi-2.1.1.dist-info", "name": "cffi", '
-            '"version": "2.1.1"}, {"info": "charset_normalizer-3.5.3.dist-info", "name": "charset-normalizer", "v'
-            'ersion": "3.5.3"}, {"info": "click-8.5.1.dist-info", "name": "click", "version": "8.5.1"}, {"info": '
-            '"coverage-7.6.1.dist-info", "name": "coverage", "version": "7.6.1"}, {"info": "cryptography-50.0.2.d'
-            'ist-info", "name": "cryptography", "version": "50.0.2"}, {"info": "distro-1.9.0.dist-info", "name": '
-            '"distro", "version": "1.9.0"}, {"info": "docutils-0.23.dist-info", "name": "docutils", "version": "0'
-            '.23"}, {"info": "enrich-1.2.7.dist-info", "name": "enrich", "version": "1.2.7"}, {"info": "execnet-2'
-            '.1.2.dist-info", "name": "execnet", "version": "2.1.2"}, {"info": "filelock-4.3.1.dist-info", "name"'
-            ': "filelock", "version": "4.3.1"}, {"info": "flake8-6.1.0.dist-info", "name": "flake8", "version": "'
-            '6.1.0"}, {"info": "fsspec-2026.9.0.dist-info", "name": "fsspec", "version": "2026.9.0"}, {"info": "g'
-            'alaxy_importer-0.4.44.dist-info", "name": "galaxy_importer", "version": "0.4.44"}, {"info": "idna-3.'
-            '20.dist-info", "name": "idna", "version": "3.20"}, {"info": "iniconfig-2.3.1.dist-info", "name": "in'
-            'iconfig", "version": "2.3.1"}, {"info": "jinja2-3.1.6.dist-info", "name": "Jinja2", "version": "3.1.'
-            '6"}, {"info": "jsonschema-4.26.0.dist-info", "name": "jsonschema", "version": "4.26.0"}, {"info": "j'
-            'sonschema_specifications-2025.9.1.dist-info", "name": "jsonschema-specifications", "version": "2025.'
-            '9.1"}, {"info": "markdown-3.11.3.dist-info", "name": "Markdown", "version": "3.11.3"}, {"info": "mar'
-            'kdown_it_py-4.3.0.dist-info", "name": "markdown-it-py", "version": "4.3.0"}, {"info": "markupsafe-3.'
-            '0.4.dist-info", "name": "MarkupSafe", "version": "3.0.4"}, {"info": "mccabe-0.7.0.dist-info", "name"'
-            ': "mccabe", "version": "0.7.0"}, {"info": "mdurl-0.1.2.dist-info", "name": "mdurl", "version": "0.1.'
-            '2"}, {"info": "mock-5.2.0.dist-info", "name": "mock", "version": "5.2.0"}, {"info": "molecule-26.10.'
-            '0.dist-info", "name": "molecule", "version": "26.10.0"}, {"info": "molecule_plugins-26.10.12.dist-in'
-            'fo", "name": "molecule-plugins", "version": "26.10.12"}, {"info": "mpmath-1.3.0.dist-info", "name": '
-            '"mpmath", "version": "1.3.0"}, {"info": "mypy_extensions-1.2.0.dist-info", "name": "mypy_extensions"'
-            ', "version": "1.2.0"}, {"info": "networkx-3.6.1.dist-info", "name": "networkx", "version": "3.6.1"},'
-            ' {"info": "nh3-0.3.8.dist-info", "name": "nh3", "version": "0.3.8"}, {"info": "numpy-2.4.6.dist-info'
-            '", "name": "numpy", "version": "2.4.6"}, {"info": "packaging-26.4.dist-info", "name": "packaging", "'
-            'version": "26.4"}, {"info": "pathspec-1.1.1.dist-info", "name": "pathspec", "version": "1.1.1"}, {"i'
-            'nfo": "pbr-7.1.3.dist-info", "name": "pbr", "version": "7.1.3"}, {"info": "pip-23.2.1.dist-info", "n'
-            'ame": "pip", "version": "23.2.1"}, {"info": "platformdirs-4.14.9.dist-info", "name": "platformdirs",'
-            ' "version": "4.14.9"}, {"info": "pluggy-1.7.0.dist-info", "name": "pluggy", "version": "1.7.0"}, {"i'
-            'nfo": "pycodestyle-2.11.1.dist-info", "name": "pycodestyle", "version": "2.11.1"}, {"info": "pycpars'
-            'er-3.12.dist-info", "name": "pycparser", "version": "3.12"}, {"info": "pydantic-2.14.4.dist-info", "'
-            'name": "pydantic", "version": "2.14.4"}, {"info": "pydantic_core-2.50.5.dist-info", "name": "pydanti'
-            'c_core", "version": "2.50.5"}, {"info": "pyflakes-3.1.0.dist-info", "name": "pyflakes", "version": "'
-            '3.1.0"}, {"info": "pygments-2.21.0.dist-info", "name": "Pygments", "version": "2.21.0"}, {"info": "p'
-            'ytest-9.2.0.dist-info", "name": "pytest", "version": "9.2.0"}, {"info": "pytest_mock-3.17.0.dist-inf'
-            'o", "name": "pytest-mock", "version": "3.17.0"}, {"info": "pytest_xdist-3.8.0.dist-info", "name": "p'
-            'ytest-xdist", "version": "3.8.0"}, {"info": "pytokens-0.4.1.dist-info", "name": "pytokens", "version'
-            '": "0.4.1"}, {"info": "pyyaml-6.0.4.dist-info", "name": "PyYAML", "version": "6.0.4"}, {"info": "ref'
-            'erencing-0.37.0.dist-info", "name": "referencing", "version": "0.37.0"}, {"info": "requests-2.34.2.d'
-            'ist-info", "name": "requests", "version": "2.34.2"}, {"info": "resolvelib-1.2.1.dist-info", "name": '
-            '"resolvelib", "version": "1.2.1"}, {"info": "rich-15.0.0.dist-info", "name": "rich", "version": "15.'
-            '0.0"}, {"info": "rpds_py-2026.9.1.dist-info", "name": "rpds-py", "version": "2026.9.1"}, {"info": "r'
-            'stcheck-6.3.1.dist-info", "name": "rstcheck", "version": "6.3.1"}, {"info": "rstcheck_core-1.3.2.dis'
-            't-info", "name": "rstcheck-core", "version": "1.3.2"}, {"info": "ruamel_yaml-0.19.1.dist-info", "nam'
-            'e": "ruamel.yaml", "version": "0.19.1"}, {"info": "semantic_version-2.10.0.dist-info", "name": "sema'
-            'ntic-version", "version": "2.10.0"}, {"info": "setuptools-84.2.1.dist-info", "name": "setuptools", "'
-            'version": "84.2.1"}, {"info": "shellingham-1.5.4.dist-info", "name": "shellingham", "version": "1.5.'
-            '4"}, {"info": "subprocess_tee-0.4.2.dist-info", "name": "subprocess-tee", "version": "0.4.2"}, {"inf'
-            'o": "sympy-1.14.0.dist-info", "name": "sympy", "version": "1.14.0"}, {"info": "torch-2.13.0+cpu.dist'
-            '-info", "name": "torch", "version": "2.13.0+cpu"}, {"info": "typer-0.29.2.dist-info", "name": "typer'
-            '", "version": "0.29.2"}, {"info": "typing_extensions-4.16.0.dist-info", "name": "typing_extensions",'
-            ' "version": "4.16.0"}, {"info": "typing_inspection-0.4.5.dist-info", "name": "typing-inspection", "v'
-            'ersion": "0.4.5"}, {"info": "urllib3-2.8.0.dist-info", "name": "urllib3", "version": "2.8.0"}, {"inf'
-            'o": "wcmatch-12.0.3.dist-info", "name": "wcmatch", "version": "12.0.3"}, {"info": "yamllint-1.38.0.d'
-            'ist-info", "name": "yamllint", "version": "1.38.0"}], "prefix": "/work/main/.venv", "python": "3.11.'
-            '7", "schema": 1, "timings": {"gpu_wait": 0.00010180473327636719, "import_torch": 4.230505466461182, '
-            '"packages": 0.011615514755249023, "torch_facts": 9.417533874511719e-05, "total": 4.245348215103149},'
-            ' "torch": {"cuda": null, "cuda_probe": null, "cudnn": null, "distributed": {"available": true, "gloo'
-            '": true, "mpi": false, "nccl": false}, "errors": {"nccl": "AttributeError: module \'torch._C\' has no '
-            'attribute \'_nccl_version\'"}, "nccl": null, "version": "2.13.0+cpu"}, "torch_error": null}\n'
-        ),
-        'stderr': '',
-    },
-    'venv_torch_2_13_cpu_probe_cuda': {
-        'rc': 0,
-        'stdout': (
-            'TORCHFLEET_PROBE_JSON:{"conda": null, "executable": "/work/main/.venv/bin/python", "gpu": {"nvidia_s'
-            'mi": null, "nvml": null, "proc": {"gpus": {}, "version": null}}, "pip": [{"info": "Parsley-1.3.dist-'
-            'info", "name": "Parsley", "version": "1.3"}, {"info": "aiofiles-25.1.0.dist-info", "name": "aiofiles'
-            '", "version": "25.1.0"}, {"info": "annotated_doc-0.0.7.dist-info", "name": "annotated-doc", "version'
-            '": "0.0.7"}, {"info": "annotated_types-0.8.0.dist-info", "name": "annotated-types", "version": "0.8.'
-            '0"}, {"info": "ansible-12.3.0.dist-info", "name": "ansible", "version": "12.3.0"}, {"info": "ansible'
-            '_builder-3.2.0.dist-info", "name": "ansible-builder", "version": "3.2.0"}, {"info": "ansible_compat-'
-            '26.10.0.dist-info", "name": "ansible-compat", "version": "26.10.0"}, {"info": "ansible_core-2.19.14.'
-            'dist-info", "name": "ansible-core", "version": "2.19.14"}, {"info": "ansible_lint-26.10.1.dist-info"'
-            ', "name": "ansible-lint", "version": "26.10.1"}, {"info": "antsibull_changelog-0.36.0.dist-info", "n'
-            'ame": "antsibull-changelog", "version": "0.36.0"}, {"info": "antsibull_docs_parser-1.2.3.dist-info",'
-            ' "name": "antsibull-docs-parser", "version": "1.2.3"}, {"info": "antsibull_docutils-1.4.1.dist-info"'
-            ', "name": "antsibull-docutils", "version": "1.4.1"}, {"info": "antsibull_fileutils-1.5.3.dist-info",'
-            ' "name": "antsibull-fileutils", "version": "1.5.3"}, {"info": "attrs-23.2.0.dist-info", "name": "att'
-            'rs", "version": "23.2.0"}, {"info": "bindep-2.14.0.dist-info", "name": "bindep", "version": "2.14.0"'
-            '}, {"info": "black-26.10.1.dist-info", "name": "black", "version": "26.10.1"}, {"info": "bracex-3.2.'
-            '3.dist-info", "name": "bracex", "version": "3.2.3"}, {"info": "certifi-2026.10.19.post1.dist-info", '
-            '"name": "certifi", "version": "2026.10.19.post1"}, {"info": "cffi-2.1.1.dist-info", "name": "cffi", '
-            '"version": "2.1.1"}, {"info": "charset_normalizer-3.5.3.dist-info", "name": "charset-normalizer", "v'
-            'ersion": "3.5.3"}, {"info": "click-8.5.1.dist-info", "name": "click", "version": "8.5.1"}, {"info": '
-            '"coverage-7.6.1.dist-info", "name": "coverage", "version": "7.6.1"}, {"info": "cryptography-50.0.2.d'
-            'ist-info", "name": "cryptography", "version": "50.0.2"}, {"info": "distro-1.9.0.dist-info", "name": '
-            '"distro", "version": "1.9.0"}, {"info": "docutils-0.23.dist-info", "name": "docutils", "version": "0'
-            '.23"}, {"info": "enrich-1.2.7.dist-info", "name": "enrich", "version": "1.2.7"}, {"info": "execnet-2'
-            '.1.2.dist-info", "name": "execnet", "version": "2.1.2"}, {"info": "filelock-4.3.1.dist-info", "name"'
-            ': "filelock", "version": "4.3.1"}, {"info": "flake8-6.1.0.dist-info", "name": "flake8", "version": "'
-            '6.1.0"}, {"info": "fsspec-2026.9.0.dist-info", "name": "fsspec", "version": "2026.9.0"}, {"info": "g'
-            'alaxy_importer-0.4.44.dist-info", "name": "galaxy_importer", "version": "0.4.44"}, {"info": "idna-3.'
-            '20.dist-info", "name": "idna", "version": "3.20"}, {"info": "iniconfig-2.3.1.dist-info", "name": "in'
-            'iconfig", "version": "2.3.1"}, {"info": "jinja2-3.1.6.dist-info", "name": "Jinja2", "version": "3.1.'
-            '6"}, {"info": "jsonschema-4.26.0.dist-info", "name": "jsonschema", "version": "4.26.0"}, {"info": "j'
-            'sonschema_specifications-2025.9.1.dist-info", "name": "jsonschema-specifications", "version": "2025.'
-            '9.1"}, {"info": "markdown-3.11.3.dist-info", "name": "Markdown", "version": "3.11.3"}, {"info": "mar'
-            'kdown_it_py-4.3.0.dist-info", "name": "markdown-it-py", "version": "4.3.0"}, {"info": "markupsafe-3.'
-            '0.4.dist-info", "name": "MarkupSafe", "version": "3.0.4"}, {"info": "mccabe-0.7.0.dist-info", "name"'
-            ': "mccabe", "version": "0.7.0"}, {"info": "mdurl-0.1.2.dist-info", "name": "mdurl", "version": "0.1.'
-            '2"}, {"info": "mock-5.2.0.dist-info", "name": "mock", "version": "5.2.0"}, {"info": "molecule-26.10.'
-            '0.dist-info", "name": "molecule", "version": "26.10.0"}, {"info": "molecule_plugins-26.10.12.dist-in'
-            'fo", "name": "molecule-plugins", "version": "26.10.12"}, {"info": "mpmath-1.3.0.dist-info", "name": '
-            '"mpmath", "version": "1.3.0"}, {"info": "mypy_extensions-1.2.0.dist-info", "name": "mypy_extensions"'
-            ', "version": "1.2.0"}, {"info": "networkx-3.6.1.dist-info", "name": "networkx", "version": "3.6.1"},'
-            ' {"info": "nh3-0.3.8.dist-info", "name": "nh3", "version": "0.3.8"}, {"info": "numpy-2.4.6.dist-info'
-            '", "name": "numpy", "version": "2.4.6"}, {"info": "packaging-26.4.dist-info", "name": "packaging", "'
-            'version": "26.4"}, {"info": "pathspec-1.1.1.dist-info", "name": "pathspec", "version": "1.1.1"}, {"i'
-            'nfo": "pbr-7.1.3.dist-info", "name": "pbr", "version": "7.1.3"}, {"info": "pip-23.2.1.dist-info", "n'
-            'ame": "pip", "version": "23.2.1"}, {"info": "platformdirs-4.14.9.dist-info", "name": "platformdirs",'
-            ' "version": "4.14.9"}, {"info": "pluggy-1.7.0.dist-info", "name": "pluggy", "version": "1.7.0"}, {"i'
-            'nfo": "pycodestyle-2.11.1.dist-info", "name": "pycodestyle", "version": "2.11.1"}, {"info": "pycpars'
-            'er-3.12.dist-info", "name": "pycparser", "version": "3.12"}, {"info": "pydantic-2.14.4.dist-info", "'
-            'name": "pydantic", "version": "2.14.4"}, {"info": "pydantic_core-2.50.5.dist-info", "name": "pydanti'
-            'c_core", "version": "2.50.5"}, {"info": "pyflakes-3.1.0.dist-info", "name": "pyflakes", "version": "'
-            '3.1.0"}, {"info": "pygments-2.21.0.dist-info", "name": "Pygments", "version": "2.21.0"}, {"info": "p'
-            'ytest-9.2.0.dist-info", "name": "pytest", "version": "9.2.0"}, {"info": "pytest_mock-3.17.0.dist-inf'
-            'o", "name": "pytest-mock", "version": "3.17.0"}, {"info": "pytest_xdist-3.8.0.dist-info", "name": "p'
-            'ytest-xdist", "version": "3.8.0"}, {"info": "pytokens-0.4.1.dist-info", "name": "pytokens", "version'
-            '": "0.4.1"}, {"info": "pyyaml-6.0.4.dist-info", "name": "PyYAML", "version": "6.0.4"}, {"info": "ref'
-            'erencing-0.37.0.dist-info", "name": "referencing", "version": "0.37.0"}, {"info": "requests-2.34.2.d'
-            'ist-info", "name": "requests", "version": "2.34.2"}, {"info": "resolvelib-1.2.1.dist-info", "name": '
-            '"resolvelib", "version": "1.2.1"}, {"info": "rich-15.0.0.dist-info", "name": "rich", "version": "15.'
-            '0.0"}, {"info": "rpds_py-2026.9.1.dist-info", "name": "rpds-py", "version": "2026.9.1"}, {"info": "r'
-            'stcheck-6.3.1.dist-info", "name": "rstcheck", "version": "6.3.1"}, {"info": "rstcheck_core-1.3.2.dis'
-            't-info", "name": "rstcheck-core", "version": "1.3.2"}, {"info": "ruamel_yaml-0.19.1.dist-info", "nam'
-            'e": "ruamel.yaml", "version": "0.19.1"}, {"info": "semantic_version-2.10.0.dist-info", "name": "sema'
-            'ntic-version", "version": "2.10.0"}, {"info": "setuptools-84.2.1.dist-info", "name": "setuptools", "'
-            'version": "84.2.1"}, {"info": "shellingham-1.5.4.dist-info", "name": "shellingham", "version": "1.5.'
-            '4"}, {"info": "subprocess_tee-0.4.2.dist-info", "name": "subprocess-tee", "version": "0.4.2"}, {"inf'
-            'o": "sympy-1.14.0.dist-info", "name": "sympy", "version": "1.14.0"}, {"info": "torch-2.13.0+cpu.dist'
-            '-info", "name": "torch", "version": "2.13.0+cpu"}, {"info": "typer-0.29.2.dist-info", "name": "typer'
-            '", "version": "0.29.2"}, {"info": "typing_extensions-4.16.0.dist-info", "name": "typing_extensions",'
-            ' "version": "4.16.0"}, {"info": "typing_inspection-0.4.5.dist-info", "name": "typing-inspection", "v'
-            'ersion": "0.4.5"}, {"info": "urllib3-2.8.0.dist-info", "name": "urllib3", "version": "2.8.0"}, {"inf'
-            'o": "wcmatch-12.0.3.dist-info", "name": "wcmatch", "version": "12.0.3"}, {"info": "yamllint-1.38.0.d'
-            'ist-info", "name": "yamllint", "version": "1.38.0"}], "prefix": "/work/main/.venv", "python": "3.11.'
-            '7", "schema": 1, "timings": {"gpu_wait": 8.96453857421875e-05, "import_torch": 4.175383567810059, "p'
-            'ackages": 0.009869575500488281, "torch_facts": 0.00012373924255371094, "total": 4.186715841293335}, '
-            '"torch": {"cuda": null, "cuda_probe": {"available": false, "count": 0, "devices": []}, "cudnn": null'
-            ', "distributed": {"available": true, "gloo": true, "mpi": false, "nccl": false}, "errors": {"nccl": '
-            '"AttributeError: module \'torch._C\' has no attribute \'_nccl_version\'"}, "nccl": null, "version": "2.1'
-            '3.0+cpu"}, "torch_error": null}\n'
-        ),
-        'stderr': '',
-    },
-    'python313_without_torch': {
-        'rc': 0,
-        'stdout': (
-            'TORCHFLEET_PROBE_JSON:{"conda": null, "executable": "/root/.pyenv/versions/3.13.0/bin/python", "gpu"'
-            ': {"nvidia_smi": null, "nvml": null, "proc": {"gpus": {}, "version": null}}, "pip": [{"info": "pip-2'
-            '4.2.dist-info", "name": "pip", "version": "24.2"}], "prefix": "/root/.pyenv/versions/3.13.0", "pytho'
-            'n": "3.13.0", "schema": 1, "timings": {"gpu_wait": 0.0002052783966064453, "import_torch": 0.00032067'
-            '298889160156, "packages": 0.011497974395751953, "torch_facts": 4.76837158203125e-07, "total": 0.0294'
-            '99292373657227}, "torch": null, "torch_error": "ModuleNotFoundError: No module named \'torch\'"}\n'
-        ),
-        'stderr': '',
-    },
-    'python27': {
-        'rc': 2,
-        'stdout': '',
-        'stderr': (
-            'Unknown option: -I\nusage: /root/.pyenv/versions/2.7.18/bin/python [option] ... [-c cmd | -m mod | fi'
-            "le | -] [arg] ...\nTry `python -h' for more information.\n"
-        ),
-    },
-    'missing_interpreter': {
-        'rc': 127,
-        'stdout': '',
-        'stderr': (
-            "/usr/bin/timeout: failed to run command '/opt/miniconda3/envs/train/bin/python': No such file or dir"
-            'ectory\n'
-        ),
-    },
-    'timeout_1s': {
-        'rc': 124,
-        'stdout': '',
-        'stderr': '',
-    },
-}
+RECORDINGS_DIR = os.path.join(os.path.dirname(__file__), 'fixtures', 'torch_probe')
+
+
+def load_recordings():
+    runs = {}
+    for file_name in sorted(os.listdir(RECORDINGS_DIR)):
+        with open(os.path.join(RECORDINGS_DIR, file_name)) as handle:
+            runs[file_name[:-len('.json')]] = json.load(handle)
+    return runs
+
+
+RECORDED = load_recordings()
 
 
 def probe_stdout(doc):
@@ -319,6 +129,7 @@ def h200_doc():
         ],
         'gpu': {
             'nvml': None,
+            'libcuda': {'version': 12080, 'error': None},
             'nvidia_smi': {'fields': ['name', 'compute_cap', 'uuid', 'driver_version'], 'rc': 0,
                            'stdout': smi, 'stderr': ''},
             'proc': {'version': PROC_VERSION_OPEN,
@@ -369,7 +180,7 @@ def h200_proc_only_doc():
 def no_driver_doc():
     """The CUDA build on a node whose driver is not loaded: nvidia-smi exits 9."""
     doc = h200_doc()
-    doc['gpu'] = {'nvml': None, 'proc': {'version': None, 'gpus': {}},
+    doc['gpu'] = {'nvml': None, 'libcuda': None, 'proc': {'version': None, 'gpus': {}},
                   'nvidia_smi': {'fields': ['name', 'compute_cap', 'uuid', 'driver_version'], 'rc': 9,
                                  'stdout': SMI_NO_DRIVER, 'stderr': ''}}
     return doc
@@ -379,6 +190,7 @@ def old_driver_doc():
     """A driver that predates compute_cap: the probe asked again without it."""
     doc = h200_doc()
     doc['gpu']['proc'] = {'version': PROC_VERSION_PROPRIETARY, 'gpus': {}}
+    doc['gpu']['libcuda'] = {'version': 11040, 'error': None}
     doc['gpu']['nvidia_smi'] = {
         'fields': ['name', 'uuid', 'driver_version'], 'rc': 0, 'stderr': '',
         'stdout': 'Tesla V100-SXM2-32GB, GPU-%s, 470.256.02\n' % H200_UUIDS[0]}

@@ -99,14 +99,14 @@ H200_FACTS = {
 }
 
 SUCCESS_CASES = [
-    dict(id='venv torch 2.13.0 cpu (recorded)', run=rec.recorded('venv_torch_2_13_cpu'), relative='.venv/bin/python',
+    dict(id='venv torch 2.13.0 cpu (recorded)', run=rec.recorded('venv_torch_2_13_cpu'),
          facts={'version': '2.13.0+cpu', 'cuda': None, 'cudnn': None, 'nccl': None, 'python': '3.11.7',
                 'cuda_available': False, 'gpu_count': 0, 'gpus': [], 'driver': None, 'distributed': CPU_DISTRIBUTED,
-                'env.name': '.venv', 'env.prefix': '/work/main/.venv', 'env.spec_sha256': None, 'env.stamp': None,
-                'env.packages.torch': '2.13.0+cpu', 'env.packages.numpy': '2.4.6'}),
+                'env.name': 'train', 'env.prefix': '/tmp/torchfleet-probe-recording/envs/train', 'env.spec_sha256': None,
+                'env.stamp': None, 'env.packages.torch': '2.13.0+cpu', 'env.packages.numpy': '2.4.6'}),
     dict(id='venv torch 2.13.0 cpu, probe_cuda (recorded)', run=rec.recorded('venv_torch_2_13_cpu_probe_cuda'),
-         params={'probe_cuda': True}, relative='.venv/bin/python',
-         facts={'version': '2.13.0+cpu', 'cuda_available': False, 'gpu_count': 0, 'gpus': [], 'env.name': '.venv'}),
+         params={'probe_cuda': True},
+         facts={'version': '2.13.0+cpu', 'cuda_available': False, 'gpu_count': 0, 'gpus': [], 'env.name': 'train'}),
     dict(id='8 x H200 via nvidia-smi', run=rec.synthetic('h200_nvidia_smi'), facts=H200_FACTS),
     dict(id='8 x H200 via NVML', run=rec.synthetic('h200_nvml'), facts=H200_FACTS),
     dict(id='8 x H200, probe_cuda', run=rec.synthetic('h200_probe_cuda'), params={'probe_cuda': True}, facts=H200_FACTS),
