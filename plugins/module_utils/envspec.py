@@ -536,10 +536,11 @@ def render_explicit(lock, platform):
     for pkg in lock_packages(lock, platform):
         if pkg['manager'] != 'conda':
             continue
-        if pkg.get('md5'):
-            lines.append('%s#%s' % (pkg['url'], pkg['md5']))
-        elif pkg.get('sha256'):
+        # conda checks a download against the one digest its line carries: the stronger one.
+        if pkg.get('sha256'):
             lines.append('%s#sha256:%s' % (pkg['url'], pkg['sha256']))
+        elif pkg.get('md5'):
+            lines.append('%s#%s' % (pkg['url'], pkg['md5']))
         else:
             lines.append(pkg['url'])
     return '\n'.join(lines) + '\n'

@@ -79,6 +79,10 @@ options:
         conda-lock file (YAML, or the JSON the role converts it to).
       - With an explicit lock the conda packages come from the lock and the spec's C(pip:) section is
         installed afterwards; with a conda-lock file both come from the lock.
+      - Before a new build, every C(file://) package of the lock that exists is hashed (SHA-256 where the lock
+        gives one, else MD5) and must match the lock and be a file only root can change; conda itself checks
+        downloads but copies C(file://) packages unchecked. A mismatch fails the module before conda runs,
+        in check mode too, naming the file and both digests.
     type: path
   lock_content:
     description:
@@ -332,6 +336,7 @@ from ansible_collections.torchfleet.cluster.plugins.module_utils import conda as
 from ansible_collections.torchfleet.cluster.plugins.module_utils.collection_version import COLLECTION_VERSION
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
 from ansible_collections.torchfleet.cluster.plugins.module_utils import envstore
+from ansible_collections.torchfleet.cluster.plugins.module_utils import lock_files
 from ansible_collections.torchfleet.cluster.plugins.module_utils import pip_platform
 from ansible_collections.torchfleet.cluster.plugins.module_utils import safepath
 from ansible_collections.torchfleet.cluster.plugins.module_utils import runas
@@ -545,12 +550,23 @@ class CondaEnv:
         reuse = self.layout.find_reusable(self.stamp, self.build)
         self.build = reuse or self.build
         action = 'switch' if reuse else 'build'
+        if action == 'build':
+            self.check_lock_files()
         self.result.update(build=self.build, action=action, changed=True)
         self.describe_change(live)
         if self.module.check_mode:
             self.result['stamp'] = self.stamp
             self.result['previous'] = self.layout.kept_after(self.build, self.module.params['keep_previous'])[0]
         return action, live
+
+    def check_lock_files(self):
+        """Refuse, before anything changes, a lock whose file:// packages do not match its digests."""
+        if self.lock is None:
+            return
+        found = lock_files.problems(envspec.lock_packages(self.lock, self.platform))
+        if found:
+            self.module.fail_json(msg='%s: the lock\'s local package files do not match it, so nothing was built or '
+                                      'changed: %s' % (self.name, '; '.join(found)), problems=found)
 
     def rolled_back(self):
         self.load_inputs()

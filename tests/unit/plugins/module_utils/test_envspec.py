@@ -214,7 +214,8 @@ def test_render_explicit_and_pip_lines():
     explicit = envspec.render_explicit(lock, 'linux-64')
     assert explicit.splitlines() == [
         '# platform: linux-64', '@EXPLICIT',
-        'https://mirror.invalid/conda-forge/linux-64/_libgcc_mutex-0.1-conda_forge.tar.bz2#d7c89558ba9fa0495403155b64376d81',
+        'https://mirror.invalid/conda-forge/linux-64/_libgcc_mutex-0.1-conda_forge.tar.bz2'
+        '#sha256:fe51de6107f9edc7aa4f786a70f4a883943bc9d39b3bb7307c04c41410990726',
         'https://mirror.invalid/conda-forge/linux-64/numpy-2.4.6-py311h71ddf71_0.conda'
         '#sha256:81c74d38c80345e195106dc3a5b4063b61f2209402bf9f6c7e2abadef4f544a3']
     # the rendering is itself a valid explicit lock

@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import contextlib
+import hashlib
 import json
 import multiprocessing
 import os
@@ -396,6 +397,37 @@ def test_explicit_lock_then_pip_section(node):
     assert result['stamp']['lock_sha256'] == envspec.sha256_bytes(EXPLICIT_LOCK)
     with open(os.path.join(build, 'conda-meta', 'torchfleet-lock.txt')) as handle:
         assert handle.read() == EXPLICIT_LOCK
+
+
+def local_channel_lock(tmp_path, numpy_bytes, numpy_md5):
+    """An explicit lock of one file:// package (a root-owned local channel) whose file holds numpy_bytes."""
+    os.chmod(str(tmp_path), 0o755)
+    subdir = tmp_path / 'channel' / 'linux-64'
+    subdir.mkdir(parents=True)
+    for directory in (tmp_path / 'channel', subdir):
+        os.chmod(str(directory), 0o755)
+    package = subdir / 'numpy-2.4.6-py311h71ddf71_0.conda'
+    package.write_bytes(numpy_bytes)
+    return '# platform: linux-64\n@EXPLICIT\nfile://%s#%s\n' % (package, numpy_md5)
+
+
+@pytest.mark.parametrize('check', [True, False], ids=['check-mode', 'run'])
+def test_a_local_package_that_does_not_match_the_lock_stops_before_conda_runs(node, tmp_path, check):
+    lock = local_channel_lock(tmp_path, b'tampered numpy\n', 'd7c89558ba9fa0495403155b64376d81')
+    result = run(node, check=check, lock_content=lock)
+    assert result['failed'] is True and node.calls == []
+    assert result['msg'].startswith("train: the lock's local package files do not match it, so nothing was built")
+    assert 'numpy-2.4.6-py311h71ddf71_0.conda has md5 %s, the lock says d7c89558ba9fa0495403155b64376d81' % (
+        hashlib.md5(b'tampered numpy\n').hexdigest()) in result['msg']  # nosec: the lock's digest kind
+    assert not os.path.exists(build_of(node, SPEC_V2, lock)) and not os.path.lexists(os.path.join(node.root, 'envs', 'train'))
+
+
+def test_a_local_package_that_matches_the_lock_is_built(node, tmp_path):
+    content = b'numpy as the channel serves it\n'
+    lock = local_channel_lock(tmp_path, content, hashlib.md5(content).hexdigest())  # nosec: the lock's digest kind
+    result = run(node, lock_content=lock)
+    assert not result.get('failed'), result
+    assert result['action'] == 'build' and node.calls[0][1:3] == ['create', '--json']
 
 
 def test_explicit_lock_with_pip_lines_from_the_controller_needs_no_yaml_on_the_node(node, monkeypatch):
