@@ -536,7 +536,7 @@ def render_explicit(lock, platform):
     for pkg in lock_packages(lock, platform):
         if pkg['manager'] != 'conda':
             continue
-        # conda checks a download against the one digest its line carries: the stronger one.
+        # conda matches a cached package, and checks a download, by the one digest its line carries.
         if pkg.get('sha256'):
             lines.append('%s#sha256:%s' % (pkg['url'], pkg['sha256']))
         elif pkg.get('md5'):
