@@ -17,14 +17,12 @@ import time
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils.atomic_file import replace_file
+from ansible_collections.torchfleet.cluster.plugins.module_utils.atomic_file import TEMP_NAME_EXTRA, replace_file
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils.plain import plain
 
 MODULE = 'torchfleet.cluster.torchrun_job'
 FAILED_STATES = ('failed', 'timed_out', 'lost')
-# What the longest name write_marker makes from a host's adds to it: its temporary file's
-# (replace_file: '.tmp-' + 8 random characters + '-' before the name, '.json' after it).
-_MARKER_EXTRA = len('.tmp-12345678-' + '.json')
+_MARKER_SUFFIX = '.json'
 _NAME_MAX = 255
 
 
@@ -39,7 +37,7 @@ def check_marker_name(host, peers_dir):
         problem = 'it starts with "-"'
     elif not host.isprintable():
         problem = 'it contains a character that is not printable'
-    elif len(host.encode('utf-8')) + _MARKER_EXTRA > _NAME_MAX:
+    elif len((host + _MARKER_SUFFIX).encode('utf-8')) + TEMP_NAME_EXTRA > _NAME_MAX:
         problem = 'it is longer than a file name in %s can be' % peers_dir
     if problem:
         raise AnsibleActionFail('torchrun_job: the inventory host name %r cannot name its marker file in peers_dir %s: %s. '
@@ -51,7 +49,7 @@ def write_marker(peers_dir, host, job):
     """Tell the other hosts that this host's job failed (one file per host, written whole)."""
     marker = {'host': host, 'state': job.get('state'), 'ended': job.get('ended'), 'rc': job.get('rc'),
               'failure': job.get('failure')}
-    replace_file(os.path.join(peers_dir, '%s.json' % host), json.dumps(marker, sort_keys=True), 0o600)
+    replace_file(os.path.join(peers_dir, host + _MARKER_SUFFIX), json.dumps(marker, sort_keys=True), 0o600)
 
 
 def failed_peers(peers_dir, host):

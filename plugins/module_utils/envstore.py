@@ -209,18 +209,14 @@ def read_expected(build):
     return _read_json_beneath(build, EXPECTED)
 
 
-def atomic_write(path, data):
-    replace_file(path, data)
-
-
 def record_build(build, stamp, spec_bytes, lock_bytes, expected):
     """Copy the inputs into the build, then write the stamp last: a stamp means complete."""
-    atomic_write(os.path.join(build, SPEC_COPY), spec_bytes)
+    replace_file(os.path.join(build, SPEC_COPY), spec_bytes)
     if lock_bytes is not None:
-        atomic_write(os.path.join(build, LOCK_COPY), lock_bytes)
+        replace_file(os.path.join(build, LOCK_COPY), lock_bytes)
     if expected is not None:
-        atomic_write(os.path.join(build, EXPECTED), json.dumps(expected, sort_keys=True, indent=2) + '\n')
-    atomic_write(os.path.join(build, STAMP), stamp_text(stamp))
+        replace_file(os.path.join(build, EXPECTED), json.dumps(expected, sort_keys=True, indent=2) + '\n')
+    replace_file(os.path.join(build, STAMP), stamp_text(stamp))
 
 
 def write_file(directory, name, data):
@@ -488,7 +484,7 @@ class Layout:
 
     def _write_history(self, names):
         if os.path.isdir(self.home):
-            atomic_write(self.history_path, json.dumps({'builds': names}, indent=2) + '\n')
+            replace_file(self.history_path, json.dumps({'builds': names}, indent=2) + '\n')
             self.discard(self.flat_history_path)
 
     @contextlib.contextmanager

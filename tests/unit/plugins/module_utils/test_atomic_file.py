@@ -68,3 +68,17 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypat
         atomic_file.replace_file(str(target), 'new')
     assert target.read_bytes() == b'old'
     assert sorted(os.listdir(str(tmp_path))) == ['latest.json']
+
+
+def test_the_temporary_name_is_as_long_as_temp_name_extra_says(tmp_path, monkeypatch):
+    seen = []
+    real_replace = os.replace
+
+    def watch(src, dst):
+        seen.append(os.path.basename(src))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(atomic_file.os, 'replace', watch)
+    atomic_file.replace_file(str(tmp_path / 'node-1.json'), '{}')
+    assert len(seen) == 1 and seen[0].startswith(atomic_file.TEMP_PREFIX) and seen[0].endswith('-node-1.json')
+    assert len(seen[0]) == len('node-1.json') + atomic_file.TEMP_NAME_EXTRA
