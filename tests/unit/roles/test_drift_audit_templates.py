@@ -130,7 +130,7 @@ def test_wrapper_is_valid_sh(tmp_path):
 
 
 def test_defaults_follow_the_contract_variables():
-    loader, variables = role_vars(audit_fail_on_drift=False, audit_keep_reports=3, conda_env_file="/x/environment.yml",
+    loader, variables = role_vars(audit_fail_on_drift=False, audit_keep_reports=3, audit_spec_file="/x/environment.yml",
                                   audit_report_dir=None)
     variables.pop("audit_report_dir")
     templar = Templar(loader=loader, variables=variables)
@@ -141,12 +141,11 @@ def test_defaults_follow_the_contract_variables():
     assert templar.template(trust_as_template("{{ drift_audit_assert_fail }}")) is True
 
 
-def test_spec_file_falls_back_to_the_first_listed_environment():
-    loader, variables = role_vars(conda_env_list=[{"file": "/a.yml"}, {"file": "/b.yml"}])
+def test_the_spec_file_is_left_to_the_shared_facts():
+    loader, variables = role_vars(conda_env_file="/x/environment.yml", conda_env_list=[{"file": "/a.yml"}])
     templar = Templar(loader=loader, variables=variables)
-    assert templar.template(trust_as_template("{{ drift_audit_spec_file }}")) == "/a.yml"
-    loader, variables = role_vars()
-    assert Templar(loader=loader, variables=variables).template(trust_as_template("{{ drift_audit_spec_file }}")) == ""
+    assert templar.template(trust_as_template("{{ drift_audit_spec_file }}")) == ""
+    assert templar.template(trust_as_template("{{ drift_audit_lock_file }}")) == ""
 
 
 @pytest.mark.parametrize("overrides,fields", [

@@ -22,7 +22,7 @@ ROLES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles")
 DEBIAN = {"distribution": "Debian", "os_family": "Debian", "machine_id": "not-the-controller",
           "interfaces": ["lo", "eth0"], "default_ipv4": {"interface": "eth0", "address": "10.89.0.2"}}
 NODE = {"inventory_hostname": "node0", "groups": {"torch_nodes": ["node0", "node1"]}, "ansible_facts": DEBIAN,
-        "ansible_connection": "ssh"}
+        "ansible_connection": "ssh", "cluster_facts": {"interface": "eth0"}}
 
 
 @pytest.fixture(autouse=True, scope="module")
