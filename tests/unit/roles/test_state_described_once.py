@@ -1,0 +1,88 @@
+# Copyright: (c) 2026, torchfleet developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A role's state is described once: the list its converged check (state_check) compares is the
+list its writing tasks write. Each case renders the role's own list with Ansible's templar (every
+kind of entry present) and runs the writing tasks' loops over it: every entry must be written by
+exactly one task, and a task may take nothing but the entry's own values."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar, trust_as_template
+
+from ansible_collections.torchfleet.cluster.tests.unit.roles.role_templar import load_plugins
+
+ROLES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles")
+# What a writing task may set without taking it from the entry: how the module writes, not what.
+HOW = {"state", "unsafe_writes"}
+LAUNCH = {
+    "inventory_hostname": "node1",
+    "cluster_facts": {"master": "node0", "ranks": ["node0", "node1"], "node_rank": 1, "interface": "eth0",
+                      "user": "trainer", "ports": {"rpc": 29500, "ddp": 12355, "rendezvous": 29400},
+                      "addresses": {"node0": "10.0.0.1", "node1": "10.0.0.2"}, "master_address": "10.0.0.1"},
+    "_launch_master_address": "10.0.0.1",
+    "_launch_prefix": "/opt/miniconda3/envs/train",
+    "_launch_nproc": 2,
+    "hostvars": {"node0": {"_launch_nproc": 2}, "node1": {"_launch_nproc": 2}},
+    "launch_manage_etc_hosts": True,
+}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def plugins():
+    load_plugins()
+
+
+def load(role, *parts):
+    return DataLoader().load_from_file(os.path.join(ROLES, role, *parts), trusted_as_template=True)
+
+
+def tasks_of(entries):
+    for entry in entries:
+        if "block" in entry and isinstance(entry["block"], list):
+            yield from tasks_of(entry["block"])
+        else:
+            yield entry
+
+
+def module_args(task):
+    (name,) = [key for key in task if key.startswith("ansible.builtin.") or key.startswith("torchfleet.cluster.")]
+    return name, task[name]
+
+
+def wanted(role, variable, variables):
+    loader = DataLoader()
+    scope = dict(load(role, "defaults", "main.yml"))
+    scope.update(load(role, "vars", "main.yml"))
+    scope.update(variables)
+    scope["ansible_search_path"] = [os.path.join(ROLES, role)]
+    return loader, scope, Templar(loader=loader, variables=scope).template(trust_as_template("{{ %s }}" % variable))
+
+
+@pytest.mark.parametrize("role, variable, check_file, write_file, variables", [
+    ("launch", "_launch_wanted_files", "setup.yml", "settings.yml", LAUNCH),
+])
+def test_the_writing_tasks_write_exactly_what_the_check_compares(role, variable, check_file, write_file, variables):
+    checks = [module_args(task) for task in tasks_of(load(role, "tasks", check_file))
+              if "torchfleet.cluster.state_check" in task]
+    assert [args["files"] for dummy, args in checks] == ["{{ %s }}" % variable]
+
+    loader, scope, entries = wanted(role, variable, variables)
+    kinds = {"state" if "state" in entry else "content" if "content" in entry else "block" for entry in entries}
+    assert kinds == {"state", "content", "block"}, "the case must render every kind of entry"
+
+    written = []
+    for task in load(role, "tasks", write_file):
+        name, args = module_args(task)
+        selected = Templar(loader=loader, variables=scope).template(task["loop"])
+        for key, value in args.items():
+            if key not in HOW:
+                assert re.fullmatch(r"\{\{ item\.\w+ \}\}", str(value)), "%s: %s takes %r" % (task["name"], key, value)
+                assert all(str(value)[8:-3] in entry for entry in selected), "%s: %s" % (task["name"], key)
+        written.extend(entry["path"] for entry in selected)
+    assert sorted(written) == sorted(entry["path"] for entry in entries)
