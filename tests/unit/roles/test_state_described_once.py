@@ -19,7 +19,9 @@ from ansible_collections.torchfleet.cluster.tests.unit.roles.role_templar import
 
 ROLES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles")
 # What a writing task may set without taking it from the entry: how the module writes, not what.
-HOW = {"state", "unsafe_writes"}
+HOW = {"state", "unsafe_writes", "validate", "insertafter", "sysctl_set", "reload", "create"}
+# Entries the check only observes: a kernel value that a written setting puts in place.
+OBSERVED = ("words",)
 LAUNCH = {
     "inventory_hostname": "node1",
     "cluster_facts": {"master": "node0", "ranks": ["node0", "node1"], "node_rank": 1, "interface": "eth0",
@@ -30,6 +32,22 @@ LAUNCH = {
     "_launch_nproc": 2,
     "hostvars": {"node0": {"_launch_nproc": 2}, "node1": {"_launch_nproc": 2}},
     "launch_manage_etc_hosts": True,
+}
+SSH_MESH = {
+    "inventory_hostname": "node1",
+    "ansible_facts": {"os_family": "Debian", "service_mgr": "systemd"},
+    "_ssh_mesh_members": ["node0", "node1"],
+    "_ssh_mesh_reports": {"names": {"node0": ["node0", "10.0.0.1"], "node1": ["node1", "10.0.0.2"]},
+                          "host_keys": {"node0": [{"type": "ssh-ed25519", "key": "AAAA0"}],
+                                        "node1": [{"type": "ssh-ed25519", "key": "AAAA1"}]}},
+}
+FIREWALL = {
+    "inventory_hostname": "node1",
+    "ansible_facts": {"service_mgr": "systemd"},
+    "_firewall_member_table": {"node0": ["10.0.0.1"], "node1": ["10.0.0.2"]},
+    "_firewall_ssh_ports": [22],
+    "_firewall_admin": ["10.0.0.100"],
+    "_firewall_peer_range": [40000, 59999],
 }
 
 
@@ -51,7 +69,7 @@ def tasks_of(entries):
 
 
 def module_args(task):
-    (name,) = [key for key in task if key.startswith("ansible.builtin.") or key.startswith("torchfleet.cluster.")]
+    (name,) = [key for key in task if key.count(".") == 2]
     return name, task[name]
 
 
@@ -64,20 +82,34 @@ def wanted(role, variable, variables):
     return loader, scope, Templar(loader=loader, variables=scope).template(trust_as_template("{{ %s }}" % variable))
 
 
-@pytest.mark.parametrize("role, variable, check_file, write_file, variables", [
-    ("launch", "_launch_wanted_files", "setup.yml", "settings.yml", LAUNCH),
+def writing_tasks(role, files, variable):
+    """The tasks of those files (blocks included) that loop over the role's list or a selection of it
+    (a variable of vars/main.yml defined from it)."""
+    selections = [name for name, value in load(role, "vars", "main.yml").items()
+                  if name != variable and variable in str(value)]
+    for tasks_file in files:
+        for task in tasks_of(load(role, "tasks", tasks_file)):
+            if any(name in str(task.get("loop", "")) for name in [variable] + selections):
+                yield task
+
+
+@pytest.mark.parametrize("role, variable, check_file, write_files, variables, kinds", [
+    ("launch", "_launch_wanted_files", "setup.yml", ["settings.yml"], LAUNCH, {"state", "content", "block"}),
+    ("ssh_mesh", "_ssh_mesh_wanted_files", "converged.yml", ["trust.yml", "sshd.yml"], SSH_MESH, {"block", "content"}),
+    ("firewall", "_firewall_wanted_files", "converged.yml", ["nftables.yml", "port_range.yml"], FIREWALL,
+     {"state", "content", "words", "setting", "line"}),
 ])
-def test_the_writing_tasks_write_exactly_what_the_check_compares(role, variable, check_file, write_file, variables):
+def test_the_writing_tasks_write_exactly_what_the_check_compares(role, variable, check_file, write_files, variables, kinds):
     checks = [module_args(task) for task in tasks_of(load(role, "tasks", check_file))
               if "torchfleet.cluster.state_check" in task]
     assert [args["files"] for dummy, args in checks] == ["{{ %s }}" % variable]
 
     loader, scope, entries = wanted(role, variable, variables)
-    kinds = {"state" if "state" in entry else "content" if "content" in entry else "block" for entry in entries}
-    assert kinds == {"state", "content", "block"}, "the case must render every kind of entry"
+    assert {next(key for key in ("state", "content", "block", "words", "setting", "line") if key in entry)
+            for entry in entries} == kinds, "the case must render every kind of entry"
 
     written = []
-    for task in load(role, "tasks", write_file):
+    for task in writing_tasks(role, write_files, variable):
         name, args = module_args(task)
         selected = Templar(loader=loader, variables=scope).template(task["loop"])
         for key, value in args.items():
@@ -85,4 +117,6 @@ def test_the_writing_tasks_write_exactly_what_the_check_compares(role, variable,
                 assert re.fullmatch(r"\{\{ item\.\w+ \}\}", str(value)), "%s: %s takes %r" % (task["name"], key, value)
                 assert all(str(value)[8:-3] in entry for entry in selected), "%s: %s" % (task["name"], key)
         written.extend(entry["path"] for entry in selected)
-    assert sorted(written) == sorted(entry["path"] for entry in entries)
+    expected = [entry["path"] for entry in entries if not any(key in entry for key in OBSERVED)]
+    assert sorted(written) == sorted(expected)
+    assert all(entry["path"].startswith("/proc/sys/") for entry in entries if any(key in entry for key in OBSERVED))
