@@ -14,7 +14,7 @@ from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import envspec
 
 ARGUMENT_SPEC = {
     'path': {'type': 'path', 'required': True},

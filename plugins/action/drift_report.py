@@ -16,7 +16,7 @@ import re
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils.atomic_file import replace_file
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files.atomic_file import replace_file
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils.plain import plain
 
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils import consistency, envspec_expect, reports

@@ -17,7 +17,7 @@ import time
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils.atomic_file import TEMP_NAME_EXTRA, replace_file
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files.atomic_file import TEMP_NAME_EXTRA, replace_file
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils.plain import plain
 
 MODULE = 'torchfleet.cluster.torchrun_job'

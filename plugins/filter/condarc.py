@@ -1,6 +1,6 @@
 # Copyright: torchfleet developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The controller side of module_utils/condarc: PREFIX/.condarc exactly as conda_config would write
+"""The controller side of module_utils/_conda/condarc: PREFIX/.condarc exactly as conda_config would write
 it, so a role can tell from a digest that the module has nothing to do.
 
 Documentation lives beside this file, one YAML file per filter.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils.condarc import (
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda.condarc import (
     SETTINGS_SPEC,
     desired_settings,
     parse_conda_version,

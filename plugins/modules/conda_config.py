@@ -184,8 +184,8 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_native
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import credentials
-from ansible_collections.torchfleet.cluster.plugins.module_utils.condarc import (
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import credentials
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda.condarc import (
     SETTINGS_SPEC,
     auto_activate_key,
     desired_settings,

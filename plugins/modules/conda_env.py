@@ -332,16 +332,16 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import conda as conda_utils
-from ansible_collections.torchfleet.cluster.plugins.module_utils.collection_version import COLLECTION_VERSION
-from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
-from ansible_collections.torchfleet.cluster.plugins.module_utils import envstore
-from ansible_collections.torchfleet.cluster.plugins.module_utils import lock_files
-from ansible_collections.torchfleet.cluster.plugins.module_utils import pip_platform
-from ansible_collections.torchfleet.cluster.plugins.module_utils import safepath
-from ansible_collections.torchfleet.cluster.plugins.module_utils import runas
-from ansible_collections.torchfleet.cluster.plugins.module_utils import wheel_bundle
-from ansible_collections.torchfleet.cluster.plugins.module_utils import trusted_exec
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import conda as conda_utils
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda.collection_version import COLLECTION_VERSION
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import envspec
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import envstore
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import lock_files
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import pip_platform
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files import safepath
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files import runas
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import wheel_bundle
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files import trusted_exec
 
 
 class BuildError(Exception):

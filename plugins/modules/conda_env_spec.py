@@ -62,7 +62,7 @@ attributes:
     description: Runs on the controller only.
 notes:
   - Pins are version constraints in conda's match-spec form, read by the same code in the build's pin check and
-    the drift audit (C(plugins/module_utils/matchspec.py)); unpinned names map to null. conda's C(name=1.2) is a
+    the drift audit (C(plugins/module_utils/_conda/matchspec.py)); unpinned names map to null. conda's C(name=1.2) is a
     prefix pin (V(=1.2), which C(1.2.3) satisfies), C(name==1.2) is exact (C(1.2.0) satisfies it, C(1.2.1) does not), a
     build string gives a mapping C({version, build}); pip's local labels (C(2.13.0+cpu)) are ignored unless the pin
     names one, as pip ignores them. A pip line with an environment marker gives no pin.

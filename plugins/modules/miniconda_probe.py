@@ -122,7 +122,7 @@ import os
 import re
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.torchfleet.cluster.plugins.module_utils import trusted_exec
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files import trusted_exec
 
 _VERSION = re.compile(r'conda ([0-9]+\.[0-9]+\.[0-9]+)')
 _PARSE_FAILURE = re.compile(r'ParserError|ParseError|ScannerError|Unable to parse|could not parse', re.IGNORECASE)

@@ -154,7 +154,8 @@ import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.torchfleet.cluster.plugins.module_utils import pip_platform, trusted_exec, wheel_bundle
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import pip_platform, wheel_bundle
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files import trusted_exec
 
 
 def interpreter_version(module, python):

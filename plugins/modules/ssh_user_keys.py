@@ -171,7 +171,7 @@ import pwd
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native, to_text
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils.safepath import (
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files.safepath import (
     UnsafePathError,
     closing,
     join,
@@ -183,7 +183,7 @@ from ansible_collections.torchfleet.cluster.plugins.module_utils.safepath import
     set_owner_mode,
     write_file,
 )
-from ansible_collections.torchfleet.cluster.plugins.module_utils.ssh_keys import (
+from ansible_collections.torchfleet.cluster.plugins.module_utils._ssh.ssh_keys import (
     KEY_MAX_SIZE,
     SSH_DIR_MODE,
     dir_diff,

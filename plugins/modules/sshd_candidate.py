@@ -194,7 +194,7 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import sshd_access
+from ansible_collections.torchfleet.cluster.plugins.module_utils._ssh import sshd_access
 
 SCRATCH_CONFIG = 'sshd_config'
 SCRATCH_DROPINS = 'd'

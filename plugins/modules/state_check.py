@@ -218,9 +218,9 @@ import pwd
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils.file_state import file_differences
-from ansible_collections.torchfleet.cluster.plugins.module_utils.safepath import UnsafePathError
-from ansible_collections.torchfleet.cluster.plugins.module_utils.ssh_keys import pair_state
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files.file_state import file_differences
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files.safepath import UnsafePathError
+from ansible_collections.torchfleet.cluster.plugins.module_utils._ssh.ssh_keys import pair_state
 
 FILE_OPTIONS = dict(
     path=dict(type='path', required=True),

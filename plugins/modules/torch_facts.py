@@ -290,7 +290,8 @@ ansible_facts:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.torchfleet.cluster.plugins.module_utils import gpu_info, runas, torch_probe, trusted_exec
+from ansible_collections.torchfleet.cluster.plugins.module_utils._probe import gpu_info, torch_probe
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files import runas, trusted_exec
 
 GPU_QUERY_TIMEOUT = 20
 TIMED_OUT_RCS = (124, 137)

@@ -280,7 +280,8 @@ import re
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.torchfleet.cluster.plugins.module_utils import job_supervisor, runas, safepath, torchrun_log
+from ansible_collections.torchfleet.cluster.plugins.module_utils._jobs import job_supervisor, torchrun_log
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files import runas, safepath
 
 NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$')
 UMASK = re.compile(r'^0?[0-7]{3}$')

@@ -48,7 +48,7 @@ import marshal
 import operator
 import re
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import pipmix
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import pipmix
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils import cuda_driver
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils.envspec_expect import (
     PACKAGE_PREFIX,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec, matchspec
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import envspec, matchspec
 
 PACKAGE_PREFIX = "env.packages."
 BUILD_PREFIX = "env.builds."

@@ -370,7 +370,7 @@ def keep_ansiballz(bench, host):
 
 def probe_argv(python):
     sys.path.insert(0, os.path.join(ROOT, ".ansible", "collections"))
-    from ansible_collections.torchfleet.cluster.plugins.module_utils import torch_probe
+    from ansible_collections.torchfleet.cluster.plugins.module_utils._probe import torch_probe
     return torch_probe.probe_command(python)
 
 

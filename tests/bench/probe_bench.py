@@ -29,7 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def load_torch_probe():
     """The collection's probe module, from the checkout (.ansible/collections links to it)."""
     sys.path.insert(0, os.path.join(ROOT, '.ansible', 'collections'))
-    from ansible_collections.torchfleet.cluster.plugins.module_utils import torch_probe
+    from ansible_collections.torchfleet.cluster.plugins.module_utils._probe import torch_probe
     return torch_probe
 
 

@@ -41,7 +41,7 @@ def checkout_files():
 
 def test_module_utils_constant_is_galaxy_version(galaxy):
     assert module_constant() == galaxy["version"], \
-        "plugins/module_utils/collection_version.py says %s, galaxy.yml %s" % (module_constant(), galaxy["version"])
+        "plugins/module_utils/_conda/collection_version.py says %s, galaxy.yml %s" % (module_constant(), galaxy["version"])
 
 
 @pytest.mark.parametrize("module, path", [

@@ -16,7 +16,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.parsing.dataloader import DataLoader
 
 from ansible_collections.torchfleet.cluster.plugins.action.conda_env_spec import ActionModule
-from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import envspec
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import spec_samples as cases
 
 SPEC = cases.DEMO

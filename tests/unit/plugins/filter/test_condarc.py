@@ -11,7 +11,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.torchfleet.cluster.plugins.filter.condarc import condarc_text
-from ansible_collections.torchfleet.cluster.plugins.module_utils import condarc
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import condarc
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.test_conda_config import (
     CONDA_VERSION_OUTPUT,
     IDEMPOTENT_CASES,

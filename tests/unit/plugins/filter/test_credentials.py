@@ -1,6 +1,6 @@
 # Copyright: torchfleet developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The has_credentials filter applies module_utils/credentials' rule to role variables."""
+"""The has_credentials filter applies module_utils/_conda/credentials' rule to role variables."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import stat
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import atomic_file
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files import atomic_file
 
 
 def mode_of(path):

@@ -13,7 +13,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import conda
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import conda
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import conda_samples as samples
 
 

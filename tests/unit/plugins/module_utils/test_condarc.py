@@ -14,7 +14,7 @@ import random
 import pytest
 import yaml
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import condarc
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import condarc
 
 ruamel_yaml = pytest.importorskip('ruamel.yaml')
 

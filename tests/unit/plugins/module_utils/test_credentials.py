@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import credentials
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import credentials
 
 MASK = credentials.MASK
 

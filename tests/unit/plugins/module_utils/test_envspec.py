@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import envspec
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils.spec_samples import (
     CONDA_LOCK, DEMO, EXPLICIT, INVALID_SPECS)
 

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import conda, envstore
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import conda, envstore
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import conda_samples as samples
 
 SHA_A = 'a' * 64

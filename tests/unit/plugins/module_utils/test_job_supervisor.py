@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import job_supervisor
+from ansible_collections.torchfleet.cluster.plugins.module_utils._jobs import job_supervisor
 
 ENV = {'PATH': '/usr/bin:/bin'}
 # a child in its own session and an orphan, told by their argv: durations unique to this test

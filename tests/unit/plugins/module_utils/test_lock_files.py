@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import lock_files
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import lock_files
 
 CONTENT = b'a conda package\n'
 MD5 = hashlib.md5(CONTENT).hexdigest()  # nosec: what conda's explicit lines carry

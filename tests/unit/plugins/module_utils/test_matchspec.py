@@ -18,7 +18,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec, envstore, matchspec
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import envspec, envstore, matchspec
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils import envspec_expect
 
 # (requirement, installed version, installed build, conda installs it?)

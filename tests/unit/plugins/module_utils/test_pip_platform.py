@@ -12,7 +12,7 @@ import platform
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import pip_platform
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import pip_platform
 
 X86 = 'x86_64'
 

@@ -11,7 +11,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec, pipmix, pipreq
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import envspec, pipmix, pipreq
 
 SHA = 'sha256:' + '0123456789abcdef' * 4
 

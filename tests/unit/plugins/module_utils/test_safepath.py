@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, torchfleet developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Tests of plugins/module_utils/safepath.py on real files, symlinks, hard links and FIFOs.
+"""Tests of plugins/module_utils/_files/safepath.py on real files, symlinks, hard links and FIFOs.
 
 The tests run as root; ``os.chown(path, USER, USER)`` makes a file the unprivileged user's,
 as it is in a training user's home. Every refusal case also proves that the root-owned
@@ -17,7 +17,7 @@ import stat
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import safepath
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files import safepath
 
 USER = 65534      # stands for the training user
 STRANGER = 65533  # another unprivileged user

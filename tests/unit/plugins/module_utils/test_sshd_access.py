@@ -12,7 +12,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import sshd_access
+from ansible_collections.torchfleet.cluster.plugins.module_utils._ssh import sshd_access
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import sshd_samples
 
 GLOB_CASES = [

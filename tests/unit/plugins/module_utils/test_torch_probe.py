@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import torch_probe
+from ansible_collections.torchfleet.cluster.plugins.module_utils._probe import torch_probe
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import test_torch_probe_recordings as rec
 
 CUDNN_CASES = [

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import gpu_info
+from ansible_collections.torchfleet.cluster.plugins.module_utils._probe import gpu_info
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import test_torch_probe_recordings as rec
 
 FIELDS = ['name', 'compute_cap', 'uuid', 'driver_version']

@@ -22,7 +22,7 @@ import sys
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import torch_probe
+from ansible_collections.torchfleet.cluster.plugins.module_utils._probe import torch_probe
 
 ENV_VAR = 'TORCHFLEET_TEST_TORCH_PYTHON'
 HAS_TORCH = 'import importlib.util, sys; sys.exit(importlib.util.find_spec("torch") is None)'

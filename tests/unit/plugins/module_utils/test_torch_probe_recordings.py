@@ -31,7 +31,7 @@ import os
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import torch_probe
+from ansible_collections.torchfleet.cluster.plugins.module_utils._probe import torch_probe
 
 RECORDINGS_DIR = os.path.join(os.path.dirname(__file__), 'fixtures', 'torch_probe')
 

@@ -18,7 +18,7 @@ import types
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import _torch_probe_payload, torch_probe
+from ansible_collections.torchfleet.cluster.plugins.module_utils._probe import payload, torch_probe
 
 try:
     from importlib import metadata as importlib_metadata
@@ -28,11 +28,11 @@ except ImportError:  # pragma: no cover - Python < 3.8
 
 @pytest.fixture(scope='module')
 def probe():
-    return _torch_probe_payload
+    return payload
 
 
 def test_the_probe_command_runs_the_payload_file():
-    with open(_torch_probe_payload.__file__, encoding='utf-8') as source:
+    with open(payload.__file__, encoding='utf-8') as source:
         assert torch_probe.PROBE == source.read()
 
 

@@ -17,7 +17,7 @@ import os
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import torchrun_log
+from ansible_collections.torchfleet.cluster.plugins.module_utils._jobs import torchrun_log
 
 
 def fixture(name):

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import trusted_exec
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files import trusted_exec
 
 NOBODY = 65534
 

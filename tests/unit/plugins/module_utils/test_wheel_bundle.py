@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, torchfleet developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Tests of plugins/module_utils/wheel_bundle.py on real files and tars.
+"""Tests of plugins/module_utils/_conda/wheel_bundle.py on real files and tars.
 
 The bad bundles are written with tarfile directly, the way a tampered or hand-made bundle
 would look to a node that installs from it."""
@@ -18,7 +18,7 @@ import tarfile
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import wheel_bundle
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import wheel_bundle
 
 SIX = 'six-1.17.0-py2.py3-none-any.whl'
 TORCH = 'torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl'

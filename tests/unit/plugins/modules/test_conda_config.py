@@ -18,7 +18,7 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import condarc
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import condarc
 from ansible_collections.torchfleet.cluster.plugins.modules import conda_config
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson
 

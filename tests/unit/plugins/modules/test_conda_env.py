@@ -25,8 +25,8 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec, envstore, wheel_bundle
-from ansible_collections.torchfleet.cluster.plugins.module_utils.collection_version import COLLECTION_VERSION
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import envspec, envstore, wheel_bundle
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda.collection_version import COLLECTION_VERSION
 from ansible_collections.torchfleet.cluster.plugins.modules import conda_env
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import conda_samples as samples
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson

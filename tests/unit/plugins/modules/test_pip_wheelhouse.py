@@ -22,7 +22,7 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import wheel_bundle
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import wheel_bundle
 from ansible_collections.torchfleet.cluster.plugins.modules import pip_wheelhouse
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson
 

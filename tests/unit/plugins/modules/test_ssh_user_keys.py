@@ -22,8 +22,8 @@ import pytest
 
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import safepath
-from ansible_collections.torchfleet.cluster.plugins.module_utils.file_state import replace_block
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files import safepath
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files.file_state import replace_block
 from ansible_collections.torchfleet.cluster.plugins.modules import ssh_user_keys
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson
 

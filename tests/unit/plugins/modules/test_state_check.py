@@ -21,7 +21,7 @@ import pytest
 
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils.file_state import replace_block
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files.file_state import replace_block
 from ansible_collections.torchfleet.cluster.plugins.modules import state_check
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules import test_ssh_user_keys as keys_case
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson

@@ -23,7 +23,7 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import torch_probe
+from ansible_collections.torchfleet.cluster.plugins.module_utils._probe import torch_probe
 from ansible_collections.torchfleet.cluster.plugins.modules import torch_facts
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import test_torch_probe_recordings as rec
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils.test_torch_probe_real import can_import_torch

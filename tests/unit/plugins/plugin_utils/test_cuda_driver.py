@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import gpu_info, torch_probe
+from ansible_collections.torchfleet.cluster.plugins.module_utils._probe import gpu_info, torch_probe
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils import cuda_driver
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils.consistency import build_report
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import test_torch_probe_recordings as rec

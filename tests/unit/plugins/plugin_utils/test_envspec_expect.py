@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import envspec
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils import envspec_expect as ee
 
 ORDERED_VERSIONS = [

@@ -21,7 +21,7 @@ import os
 
 from ansible.module_utils.six.moves.urllib.parse import unquote, urlparse
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import trusted_exec
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files import trusted_exec
 
 _CHUNK = 1 << 20
 

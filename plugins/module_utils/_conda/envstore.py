@@ -47,10 +47,10 @@ try:
 except ImportError:  # pragma: no cover - not POSIX
     HAS_FCNTL = False
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import envspec
-from ansible_collections.torchfleet.cluster.plugins.module_utils.atomic_file import replace_file
-from ansible_collections.torchfleet.cluster.plugins.module_utils import matchspec
-from ansible_collections.torchfleet.cluster.plugins.module_utils import trusted_exec
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import envspec
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files.atomic_file import replace_file
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import matchspec
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files import trusted_exec
 
 STORE = '.torchfleet'
 HOME_SUFFIX = '.d'

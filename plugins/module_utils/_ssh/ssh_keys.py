@@ -20,8 +20,8 @@ import stat
 
 from ansible.module_utils.common.text.converters import to_bytes, to_text
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils.file_state import replace_block
-from ansible_collections.torchfleet.cluster.plugins.module_utils.safepath import (
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files.file_state import replace_block
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files.safepath import (
     closing,
     join,
     open_child_dir,

@@ -22,9 +22,9 @@ import hashlib
 import json
 import re
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import matchspec
-from ansible_collections.torchfleet.cluster.plugins.module_utils import pipmix
-from ansible_collections.torchfleet.cluster.plugins.module_utils import pipreq
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import matchspec
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import pipmix
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import pipreq
 
 try:
     import yaml

@@ -34,8 +34,8 @@ import os
 import platform
 import re
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import condarc
-from ansible_collections.torchfleet.cluster.plugins.module_utils.envspec import normalize_name
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import condarc
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda.envspec import normalize_name
 
 _VERSION_RE = re.compile(r'(\d+)\.(\d+)(?:\.(\d+))?')
 _TEXT_PACKAGES_RE = re.compile(

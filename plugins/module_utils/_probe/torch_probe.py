@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The torch_facts probe's command and the parsing of what it prints.
 
-``PROBE`` is the source of ``_torch_probe_payload``, which the environment's own interpreter
+``PROBE`` is the source of ``payload``, which the environment's own interpreter
 runs (``python -I -c PROBE OPTIONS_JSON``). It only collects raw data and prints one JSON
 line after ``MARKER``; every interpretation (version strings, package merge, fingerprint,
 GPU parsing) happens in this module, in the module process, where it is unit-testable
@@ -19,18 +19,18 @@ import json
 import os
 import re
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import _torch_probe_payload, gpu_info
+from ansible_collections.torchfleet.cluster.plugins.module_utils._probe import payload, gpu_info
 
-MARKER = _torch_probe_payload.MARKER
-STAMP_FILE = _torch_probe_payload.STAMP_FILE
-SCHEMA = _torch_probe_payload.SCHEMA
+MARKER = payload.MARKER
+STAMP_FILE = payload.STAMP_FILE
+SCHEMA = payload.SCHEMA
 PIP_CHANNEL = 'pypi'
 PIP_BUILD = 'pypi_0'
 
 
 def _payload_source():
     """This node's probe program, read from its own file (inside the module's zip on a node)."""
-    source = _torch_probe_payload.__loader__.get_source(_torch_probe_payload.__name__)
+    source = payload.__loader__.get_source(payload.__name__)
     return source.decode('utf-8') if isinstance(source, bytes) else source
 
 

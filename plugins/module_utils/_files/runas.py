@@ -17,7 +17,7 @@ import glob
 import os
 import pwd
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import trusted_exec
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files import trusted_exec
 
 NOBODY = (65534, 65534)
 

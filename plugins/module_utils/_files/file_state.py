@@ -45,7 +45,7 @@ import stat
 
 from ansible.module_utils.common.text.converters import to_bytes, to_text
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils.safepath import (
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files.safepath import (
     UnsafePathError,
     closing,
     entry_stat,

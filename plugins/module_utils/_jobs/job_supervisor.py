@@ -41,7 +41,7 @@ import stat
 import subprocess
 import time
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils.atomic_file import replace_file
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files.atomic_file import replace_file
 
 PR_SET_CHILD_SUBREAPER = 36
 REASON_EXITED = 'exited'

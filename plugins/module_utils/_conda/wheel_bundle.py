@@ -19,9 +19,9 @@ import stat
 import tarfile
 import time
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils import safepath
-from ansible_collections.torchfleet.cluster.plugins.module_utils.envspec import sha256_file
-from ansible_collections.torchfleet.cluster.plugins.module_utils.envstore import valid_sha256
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files import safepath
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda.envspec import sha256_file
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda.envstore import valid_sha256
 
 _CHUNK = 1 << 20
 # A name pip can write into a download directory: no separators, no leading dot.
