@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite (what `make test` and CI run). Stages can be run alone:
-#   tests/run.sh [lint] [sanity] [units] [fakeconda] [packaging] [importer] [scenarios] [demo] [molecule]
+#   tests/run.sh [lint] [sanity] [units] [fakeconda] [packaging] [importer] [demo] [molecule]
 # Prints a per-stage wall-time table at the end; exits non-zero when any stage failed.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,7 +10,7 @@ export CONTAINERS_CONF="$root/tests/harness/containers.conf"
 export ANSIBLE_CONFIG="$root/ansible.cfg"
 export ANSIBLE_FORCE_COLOR=0 PY_COLORS=0
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(lint sanity units fakeconda packaging importer scenarios demo molecule)
+[ ${#stages[@]} -gt 0 ] || stages=(lint sanity units fakeconda packaging importer demo molecule)
 results=()
 failed=0
 
@@ -59,10 +59,6 @@ stage_importer() {
 
 # Role behaviour on a real 2-node SSH cluster that molecule's one converge cannot cover
 # (fresh nodes: wrong checksums, check mode, one download for all nodes).
-stage_scenarios() {
-  roles/miniconda/tests/scenarios.sh
-}
-
 # The README's own commands as a new user types them: make demo, then the playbooks on the demo
 # inventory with nothing else given (a converged site.yml changes nothing), then make demo-down.
 stage_demo() {
