@@ -14,7 +14,7 @@ SEMVER = r"[0-9]+\.[0-9]+\.[0-9]+"
 
 
 def module_constant():
-    path = ROOT / "plugins" / "module_utils" / "collection_version.py"
+    path = ROOT / "plugins" / "module_utils" / "_conda" / "collection_version.py"
     spec = importlib.util.spec_from_file_location("collection_version", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
