@@ -49,33 +49,31 @@ def scope(variables):
     return loader, merged
 
 
+RECORD = "Record the shared facts (with each member's address, judged by node_addresses, where the caller needs them)"
+CHECK = "Check the members, the master, the spec and lock files and the environment's name"
+
+
 def facts(**variables):
     """cluster_facts as the role sets it on this host (without addresses: no caller here needs them)."""
     loader, merged = scope(variables)
-    merged["_cluster_shared"] = shared(loader, merged)
-    merged["_cluster_addresses"] = {}
-    recorded = task("Record the shared facts with this member's own")["ansible.builtin.set_fact"]["cluster_facts"]
-    return Templar(loader=loader, variables=merged).template(recorded)
+    record = task(RECORD)
+    merged.update(record["vars"])
+    return Templar(loader=loader, variables=merged).template(record["ansible.builtin.set_fact"]["cluster_facts"])
 
 
-def shared(loader, merged):
-    return Templar(loader=loader, variables=merged).template(
-        task("Work out the facts every member shares")["ansible.builtin.set_fact"]["_cluster_shared"])
-
-
-def passes(name, after_shared=False, **variables):
-    """Whether the role's check of that name passes (after the shared facts are set, for a later check)."""
+def passes(**variables):
+    """Whether the role's check passes."""
     loader, merged = scope(variables)
-    check = task(name)
+    check = task(CHECK)
     merged.update(check.get("vars", {}))
-    if after_shared:
-        merged["_cluster_shared"] = shared(loader, merged)
-    rules = check["ansible.builtin.assert"]["that"]
     templar = Templar(loader=loader, variables=merged)
-    results = [templar.template(trust_as_template("{{ %s }}" % rule)) for rule in (rules if isinstance(rules, list) else [rules])]
-    # Ansible takes only booleans as conditionals.
-    assert all(isinstance(result, bool) for result in results), results
-    return all(results)
+    # Ansible takes only booleans as conditionals, and stops at the first false one.
+    for rule in check["ansible.builtin.assert"]["that"]:
+        result = templar.template(trust_as_template("{{ %s }}" % rule))
+        assert isinstance(result, bool), (rule, result)
+        if not result:
+            return False
+    return True
 
 
 def test_an_empty_inventory_gets_the_owning_roles_defaults():
@@ -144,12 +142,12 @@ CHECKS = [
 
 @pytest.mark.parametrize("dummy, variables, expected", CHECKS, ids=[case[0] for case in CHECKS])
 def test_members_master_and_files_are_checked(dummy, variables, expected):
-    assert passes("Check the members, the master and the spec and lock files", **variables) is expected
+    assert passes(**variables) is expected
 
 
 @pytest.mark.parametrize("name, expected", [("train", True), ("../../etc", False), ("a b", False), ("..", False)])
 def test_the_environment_name_must_be_plain(spec, name, expected):
-    assert passes("Check the environment's name", after_shared=True, conda_env_file=spec(name)) is expected
+    assert passes(conda_env_file=spec(name)) is expected
 
 
 def test_the_fallbacks_are_the_owning_roles_defaults():
