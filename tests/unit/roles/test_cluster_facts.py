@@ -49,15 +49,18 @@ def scope(variables):
     return loader, merged
 
 
-RECORD = "Record the shared facts (with each member's address, judged by node_addresses, where the caller needs them)"
+SHARED = "Work out the facts every member shares (with each member's address where the caller needs them)"
+RECORD = "Record the shared facts with this member's rank and training interface"
 CHECK = "Check the members, the master, the spec and lock files and the environment's name"
 
 
 def facts(**variables):
     """cluster_facts as the role sets it on this host (without addresses: no caller here needs them)."""
     loader, merged = scope(variables)
+    shared = task(SHARED)
+    merged.update(shared["vars"])
+    merged["_cluster_shared"] = Templar(loader=loader, variables=merged).template(shared["ansible.builtin.set_fact"]["_cluster_shared"])
     record = task(RECORD)
-    merged.update(record["vars"])
     return Templar(loader=loader, variables=merged).template(record["ansible.builtin.set_fact"]["cluster_facts"])
 
 
@@ -145,7 +148,8 @@ def test_members_master_and_files_are_checked(dummy, variables, expected):
     assert passes(**variables) is expected
 
 
-@pytest.mark.parametrize("name, expected", [("train", True), ("../../etc", False), ("a b", False), ("..", False)])
+@pytest.mark.parametrize("name, expected", [("train", True), ("../../etc", False), ("a b", False), ("..", False),
+                                            ("", True), ("1", True)])
 def test_the_environment_name_must_be_plain(spec, name, expected):
     assert passes(conda_env_file=spec(name)) is expected
 
@@ -160,3 +164,8 @@ def test_the_fallbacks_are_the_owning_roles_defaults():
         owned = loader.load_from_file(os.path.join(ROLES, owner, "defaults", "main.yml"))
         assert owned[variable] == value, variable
         assert options[variable]["default"] == value, variable
+
+
+def test_a_spec_without_a_name_or_with_a_number_gives_a_string(spec):
+    assert facts(conda_env_file=spec(""))["env_name"] == ""
+    assert facts(conda_env_file=spec("7", "seven.yml"))["python"] == "/opt/miniconda3/envs/7/bin/python"
