@@ -101,9 +101,13 @@ def _links(host, raw, members):
         if src == dst or (src, dst) in seen:
             _fail(host, where, f"repeats the link {src} -> {dst} or joins a node with itself")
         seen.add((src, dst))
-        links.append({"src": src, "dst": dst,
-                      "bandwidth_gbs": _number(host, where + ".bandwidth_gbs", link.get("bandwidth_gbs"), 1e-9, MAX_GBS),
-                      "latency_us": _number(host, where + ".latency_us", link.get("latency_us"), 1e-3, MAX_LATENCY_US)})
+        clean = {"src": src, "dst": dst,
+                 "bandwidth_gbs": _number(host, where + ".bandwidth_gbs", link.get("bandwidth_gbs"), 1e-9, MAX_GBS),
+                 "latency_us": _number(host, where + ".latency_us", link.get("latency_us"), 1e-3, MAX_LATENCY_US)}
+        for key, high in (("mean_bandwidth_gbs", MAX_GBS), ("median_latency_us", MAX_LATENCY_US)):
+            if key in link:
+                clean[key] = _number(host, f"{where}.{key}", link[key], 0, high)
+        links.append(clean)
     return links
 
 
@@ -126,7 +130,7 @@ def _settings(host, raw):
         _fail(host, "settings.backend", f"must be one of {', '.join(BACKENDS)}")
     clean = {"backend": backend,
              "procs_per_node": _number(host, "settings.procs_per_node", raw.get("procs_per_node"), 1, 1024, integer=True)}
-    for key in ("p2p_bytes", "p2p_iters", "latency_iters", "allreduce_iters", "random_peers", "seed"):
+    for key in ("p2p_bytes", "p2p_iters", "latency_iters", "allreduce_iters", "random_peers", "seed", "rounds"):
         if key in raw:
             clean[key] = _number(host, "settings." + key, raw[key], 0, 1 << 40, integer=True)
     environment = _mapping(host, "settings.environment", raw.get("environment", {}))
