@@ -23,10 +23,10 @@ description:
     node names that are exactly O(members) in rank order - before anything else uses it. An unusable result fails the
     task naming O(reporter) and the field.
   - Each node's bandwidth is the best it reached with any measured peer and its latency the lowest; the fleet's are
-    the medians over the nodes. A directed link fails below O(thresholds.bandwidth_fraction) of the fleet's bandwidth or
-    O(thresholds.bandwidth_floor_gbs), or above O(thresholds.latency_factor) times the fleet's latency or
-    O(thresholds.latency_ceiling_us). A node with two or more measured peers whose every pair failed is reported as
-    the node, not as its links.
+    the medians over the nodes. A directed link fails below the C(bandwidth_fraction) of O(thresholds) times the fleet's
+    bandwidth or below its C(bandwidth_floor_gbs), or above C(latency_factor) times the fleet's latency or above
+    C(latency_ceiling_us). A node with two or more measured peers whose every pair failed is reported as the node, not
+    as its links.
   - With O(report_dir) it writes C(fabric-latest.json), C(fabric-latest.md), C(fabric-latest.junit.xml),
     C(torchfleet_fabric.prom) and a timestamped copy C(fabric-<UTC time>.json), keeping the newest O(keep), and names
     the links that got worse than in the previous C(fabric-latest.json).

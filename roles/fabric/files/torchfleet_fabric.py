@@ -156,7 +156,7 @@ class Fabric:
     def warm_up(self):
         """Every connection carries traffic once before anything is timed (lazy setup, TCP slow start)."""
         buf = self.buffer(self.args.p2p_bytes)
-        for _ in range(2):
+        for _step in range(2):
             self.dist.all_reduce(buf)
         self.sync()
 
@@ -190,7 +190,7 @@ class Fabric:
         buf.zero_()
         self.dist.barrier()
         started = time.perf_counter()
-        for _ in range(self.args.allreduce_iters):
+        for _step in range(self.args.allreduce_iters):
             self.dist.all_reduce(buf)
         self.sync()
         elapsed = self.torch.tensor([time.perf_counter() - started], dtype=self.torch.float64, device=self.device)

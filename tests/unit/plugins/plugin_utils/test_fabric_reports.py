@@ -15,7 +15,8 @@ LINKS = [("node0", "node1", 2.0, 60), ("node1", "node0", 2.2, 62), ("node0", "no
 EVIL = 'eth0\n# HELP injected\n<testcase name="x"/>\r\x1b[2J| **bold** `tick`"quote"\\'
 
 
-def report(links=LINKS, environment=None, previous=None):
+def report(links=None, environment=None, previous=None):
+    links = LINKS if links is None else links
     raw = {"format": 1, "torch": "2.13.0+cpu", "nodes": NODES, "world_size": 3, "pairs": 3,
            "settings": {"backend": "gloo", "procs_per_node": 1, "environment": environment or {"GLOO_SOCKET_IFNAME": "eth0"}},
            "links": [{"src": s, "dst": d, "bandwidth_gbs": bw, "latency_us": lat} for s, d, bw, lat in links],
