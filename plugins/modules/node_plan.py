@@ -38,35 +38,21 @@ attributes:
 options:
   checks:
     description:
-      - The checks, each answered under its name.
-    type: list
-    elements: dict
+      - The checks by the name their answers get. Each is a dictionary with C(module), the module whose check it
+        is (C(conda_env), C(miniconda_probe) or C(state_check)), and C(params), that module's own parameters.
+    type: dict
     required: true
-    suboptions:
-      name:
-        description: Name of the answer, unique within O(checks).
-        type: str
-        required: true
-      module:
-        description: The module whose check this is.
-        type: str
-        required: true
-        choices: [conda_env, miniconda_probe, state_check]
-      params:
-        description: The module's own parameters.
-        type: dict
-        default: {}
 '''
 
 EXAMPLES = r'''
 - name: Check every role's state on each node in one call
   torchfleet.cluster.node_plan:
     checks:
-      - name: miniconda
+      miniconda:
         module: miniconda_probe
         params:
           prefix: /opt/miniconda3
-      - name: firewall
+      firewall:
         module: state_check
         params:
           files:
@@ -91,21 +77,8 @@ from ansible_collections.torchfleet.cluster.plugins.module_utils._plan import ch
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            checks=dict(type='list', elements='dict', required=True, options=dict(
-                name=dict(type='str', required=True),
-                module=dict(type='str', required=True, choices=sorted(plan_checks.CHECKS)),
-                params=dict(type='dict', default={}),
-            )),
-        ),
-        supports_check_mode=True,
-    )
-    names = [check['name'] for check in module.params['checks']]
-    repeated = sorted(set(name for name in names if names.count(name) > 1))
-    if repeated:
-        module.fail_json(msg='checks: names must be unique, repeated: %s' % ', '.join(repeated))
-    answers = dict((check['name'], plan_checks.run_check(module, check)) for check in module.params['checks'])
+    module = AnsibleModule(argument_spec=dict(checks=dict(type='dict', required=True)), supports_check_mode=True)
+    answers = dict((name, plan_checks.run_check(module, name, check)) for name, check in module.params['checks'].items())
     module.exit_json(changed=False, answers=answers)
 
 

@@ -58,9 +58,9 @@ class CheckModule(object):
         return getattr(self._parent, attribute)
 
 
-def validated_params(parent, name, code, params):
-    """The check's parameters as its own module would see them, or a failed result."""
-    validator = ArgumentSpecValidator(code.ARGUMENT_SPEC, **code.MODULE_OPTIONS)
+def validated_params(parent, name, spec, params, options=None):
+    """The parameters as a module with this argument spec would see them, or a failed result."""
+    validator = ArgumentSpecValidator(spec, **(options or {}))
     validation = validator.validate(params)
     parent.no_log_values.update(validation._no_log_values)
     if validation.error_messages:
@@ -68,10 +68,20 @@ def validated_params(parent, name, code, params):
     return validation.validated_parameters, None
 
 
-def run_check(parent, check):
+
+CHECK_SPEC = dict(
+    module=dict(type='str', required=True, choices=sorted(CHECKS)),
+    params=dict(type='dict', default={}),
+)
+
+
+def run_check(parent, name, check):
     """One check's result: its module's return values, or ``failed`` and ``msg``."""
-    name, code = check['name'], CHECKS[check['module']]
-    params, failure = validated_params(parent, name, code, check['params'])
+    check, failure = validated_params(parent, name, CHECK_SPEC, check)
+    if failure is not None:
+        return failure
+    code = CHECKS[check['module']]
+    params, failure = validated_params(parent, name, code.ARGUMENT_SPEC, check['params'], code.MODULE_OPTIONS)
     if failure is not None:
         return failure
     try:

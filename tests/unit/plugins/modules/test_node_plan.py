@@ -54,9 +54,9 @@ def cases(tree):
 
 
 def test_every_answer_is_the_modules_own(tree):
-    checks = [dict(name=name, module=module, params=params) for name, module, params in cases(tree)]
+    checks = dict((name, dict(module=module, params=params)) for name, module, params in cases(tree))
     answers = run(node_plan, dict(checks=checks))['answers']
-    assert sorted(answers) == sorted(check['name'] for check in checks)
+    assert sorted(answers) == sorted(checks)
     for name, module, params in cases(tree):
         alone = run(MODULES[module], params, check_mode=True)
         planned = answers[name]
@@ -69,31 +69,26 @@ def test_every_answer_is_the_modules_own(tree):
 
 
 def test_one_failing_check_leaves_the_others_answered(tree):
-    answers = run(node_plan, dict(checks=[
-        dict(name='broken', module='state_check', params=dict(files=[dict(path='relative/path', content='x')])),
-        dict(name='fine', module='state_check', params=dict(files=[dict(path=str(tree / 'present.conf'),
-                                                                        content='answer = 42\n')])),
-    ]))['answers']
+    answers = run(node_plan, dict(checks=dict(
+        broken=dict(module='state_check', params=dict(files=[dict(path='relative/path', content='x')])),
+        fine=dict(module='state_check', params=dict(files=[dict(path=str(tree / 'present.conf'), content='answer = 42\n')])),
+        unknown=dict(module='shell', params=dict(cmd='id')),
+    )))['answers']
     assert answers['broken'] == dict(failed=True, msg='files: path relative/path is not absolute')
     assert answers['fine']['converged'] is True
+    assert answers['unknown']['failed'] is True and answers['unknown']['msg'].startswith('unknown: value of module must be one of')
 
 
 def test_answers_are_never_changes(tree):
-    result = run(node_plan, dict(checks=[dict(name=name, module=module, params=params)
-                                         for name, module, params in cases(tree)]))
+    result = run(node_plan, dict(checks=dict((name, dict(module=module, params=params))
+                                             for name, module, params in cases(tree))))
     assert result['changed'] is False
     assert all(not answer.get('changed') for answer in result['answers'].values())
 
 
-def test_repeated_names_are_refused(tree):
-    check = dict(name='same', module='miniconda_probe', params=dict(prefix=str(tree / 'prefix')))
-    result = run(node_plan, dict(checks=[check, check]))
-    assert result['failed'] is True and result['msg'] == 'checks: names must be unique, repeated: same'
-
-
 def test_a_key_pair_check_answers_for_a_missing_user(tree):
-    checks = [dict(name='keys', module='state_check',
-                   params=dict(ssh_user_keys=dict(user='no-such-user-here', authorized_key_options='from="10.0.0.0/8"')))]
+    checks = dict(keys=dict(module='state_check',
+                            params=dict(ssh_user_keys=dict(user='no-such-user-here', authorized_key_options='from="10.0.0.0/8"'))))
     answers = run(node_plan, dict(checks=checks))['answers']
     assert answers['keys']['converged'] is False
     assert answers['keys']['differences'] == ['user no-such-user-here: does not exist']
