@@ -14,9 +14,11 @@ short_description: Run the converged checks of several roles on a node in one ca
 version_added: 0.1.0
 description:
   - The plan step of C(site.yml). Every role hands over the arguments of its own read-only check (a
-    M(torchfleet.cluster.state_check), M(torchfleet.cluster.miniconda_probe) or a check-mode
-    M(torchfleet.cluster.conda_env)), and one call per node answers them all, so a converged node costs one
-    round trip for every role instead of one per role.
+    M(torchfleet.cluster.state_check), M(torchfleet.cluster.miniconda_probe), a check-mode
+    M(torchfleet.cluster.conda_env) or a M(torchfleet.cluster.torch_facts) probe), and one call per node answers
+    them all, so a converged node costs one round trip for every role instead of one per role.
+  - The facts a successful check returns (C(ansible_facts.torch) of a torch_facts check) become the node's facts,
+    as the check's own module would set them.
   - Each check runs the code of its own module, with its parameters validated against that module's argument
     spec, in check mode and without a diff: its answer is the answer the role's own task would get.
   - A check that fails does not stop the others; its answer carries C(failed) and C(msg), and the role runs its
@@ -39,7 +41,8 @@ options:
   checks:
     description:
       - The checks by the name their answers get. Each is a dictionary with C(module), the module whose check it
-        is (C(conda_env), C(miniconda_probe) or C(state_check)), and C(params), that module's own parameters.
+        is (C(conda_env), C(miniconda_probe), C(state_check) or C(torch_facts)), and C(params), that module's own
+        parameters.
     type: dict
     required: true
 '''
@@ -69,6 +72,11 @@ answers:
   returned: always
   type: dict
   sample: {"firewall": {"changed": false, "converged": true, "differences": []}}
+ansible_facts:
+  description: The facts the successful checks returned, merged (C(torch) from a torch_facts check).
+  returned: always
+  type: dict
+  sample: {}
 '''
 
 from ansible.module_utils.basic import AnsibleModule
@@ -79,7 +87,7 @@ from ansible_collections.torchfleet.cluster.plugins.module_utils._plan import ch
 def main():
     module = AnsibleModule(argument_spec=dict(checks=dict(type='dict', required=True)), supports_check_mode=True)
     answers = dict((name, plan_checks.run_check(module, name, check)) for name, check in module.params['checks'].items())
-    module.exit_json(changed=False, answers=answers)
+    module.exit_json(changed=False, answers=answers, ansible_facts=plan_checks.answered_facts(answers))
 
 
 if __name__ == '__main__':

@@ -18,11 +18,13 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import env_module
 from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import install_probe
 from ansible_collections.torchfleet.cluster.plugins.module_utils._files import state_compare
+from ansible_collections.torchfleet.cluster.plugins.module_utils._probe import torch_module
 
 CHECKS = {
     'state_check': state_compare,
     'miniconda_probe': install_probe,
     'conda_env': env_module,
+    'torch_facts': torch_module,
 }
 
 
@@ -85,7 +87,16 @@ def run_check(parent, name, check):
     if failure is not None:
         return failure
     try:
-        code.run(CheckModule(parent, name, params))
+        code.run(CheckModule(parent, name, params))  # always ends in exit_json or fail_json
     except CheckFinished as finished:
         return finished.result
     return dict(failed=True, msg='%s: the check ended without an answer' % name)
+
+
+def answered_facts(answers):
+    """The facts the checks that succeeded return (a torch_facts check's ansible_facts.torch), merged."""
+    facts = {}
+    for answer in answers.values():
+        if not answer.get('failed'):
+            facts.update(answer.get('ansible_facts') or {})
+    return facts

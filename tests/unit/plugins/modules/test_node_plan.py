@@ -11,12 +11,12 @@ import pytest
 
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.torchfleet.cluster.plugins.modules import conda_env, miniconda_probe, node_plan, state_check
+from ansible_collections.torchfleet.cluster.plugins.modules import conda_env, miniconda_probe, node_plan, state_check, torch_facts
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson
 
 pytestmark = pytest.mark.usefixtures('module_exits')
 
-MODULES = {'state_check': state_check, 'miniconda_probe': miniconda_probe, 'conda_env': conda_env}
+MODULES = {'state_check': state_check, 'miniconda_probe': miniconda_probe, 'conda_env': conda_env, 'torch_facts': torch_facts}
 
 
 def run(module, params, check_mode=False):
@@ -92,3 +92,21 @@ def test_a_key_pair_check_answers_for_a_missing_user(tree):
     answers = run(node_plan, dict(checks=checks))['answers']
     assert answers['keys']['converged'] is False
     assert answers['keys']['differences'] == ['user no-such-user-here: does not exist']
+
+
+def test_the_facts_of_a_successful_probe_become_the_nodes_facts(tree):
+    missing = str(tree / 'envs' / 'train' / 'bin' / 'python')
+    result = run(node_plan, dict(checks=dict(
+        torch=dict(module='torch_facts', params=dict(python=missing, ignore_missing=True)),
+    )))
+    alone = run(MODULES['torch_facts'], dict(python=missing, ignore_missing=True), check_mode=True)
+    assert result['ansible_facts'] == alone['ansible_facts']
+    assert result['ansible_facts']['torch']['version'] is None
+
+
+def test_a_failed_probe_sets_no_facts(tree):
+    missing = str(tree / 'envs' / 'train' / 'bin' / 'python')
+    result = run(node_plan, dict(checks=dict(torch=dict(module='torch_facts', params=dict(python=missing)))))
+    assert result['answers']['torch']['failed'] is True
+    assert result['answers']['torch']['msg'] == 'torch_facts: the interpreter %s does not exist or is not executable' % missing
+    assert result['ansible_facts'] == {}
