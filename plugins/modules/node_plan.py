@@ -20,7 +20,7 @@ description:
   - The facts a successful check returns (C(ansible_facts.torch) of a torch_facts check) become the node's facts,
     as the check's own module would set them.
   - Each check runs the code of its own module, with its parameters validated against that module's argument
-    spec, in check mode and without a diff: its answer is the answer the role's own task would get.
+    spec, in check mode and without a diff, so that its answer is the one the role's own task would get.
   - A check that fails does not stop the others; its answer carries C(failed) and C(msg), and the role runs its
     own task instead, which fails with the same message.
   - Changes nothing; runs the same in check mode.
