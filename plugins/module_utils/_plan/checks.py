@@ -70,7 +70,6 @@ def validated_params(parent, name, spec, params, options=None):
     return validation.validated_parameters, None
 
 
-
 CHECK_SPEC = dict(
     module=dict(type='str', required=True, choices=sorted(CHECKS)),
     params=dict(type='dict', default={}),
