@@ -16,7 +16,7 @@ from ansible.template import Templar, trust_as_template
 from ansible_collections.torchfleet.cluster.tests.unit.roles.role_templar import load_plugins
 
 ROLES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles")
-TASKS = DataLoader().load_from_file(os.path.join(ROLES, "cluster", "tasks", "main.yml"), trusted_as_template=True)
+TASKS = DataLoader().load_from_file(os.path.join(ROLES, "cluster", "tasks", "facts.yml"), trusted_as_template=True)
 FACTS = {"interfaces": ["lo", "eth0"], "default_ipv4": {"interface": "eth0", "address": "10.89.0.2"}}
 INVENTORY = {"inventory_hostname": "node1", "groups": {"torch_nodes": ["node0", "node1", "node2"]},
              "ansible_play_hosts": ["node0", "node1", "node2"], "ansible_facts": FACTS}

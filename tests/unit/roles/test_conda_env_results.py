@@ -25,7 +25,7 @@ def plugins():
 
 def results(plan, built=None):
     loader = DataLoader()
-    task = next(entry for entry in loader.load_from_file(os.path.join(ROLE, "tasks", "main.yml"), trusted_as_template=True)
+    task = next(entry for entry in loader.load_from_file(os.path.join(ROLE, "tasks", "converge.yml"), trusted_as_template=True)
                 if entry.get("name") == TASK)
     scope = dict(loader.load_from_file(os.path.join(ROLE, "vars", "main.yml"), trusted_as_template=True))
     scope["_conda_env_plan"] = {"results": plan}

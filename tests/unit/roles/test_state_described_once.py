@@ -93,6 +93,35 @@ def writing_tasks(role, files, variable):
                 yield task
 
 
+def checked_files(role, args):
+    """What the check's files argument names, through the role's check arguments where it takes them from there."""
+    through = re.fullmatch(r"\{\{ (_\w+_check)\.files \}\}", args["files"])
+    return load(role, "vars", "main.yml")[through.group(1)]["files"] if through else args["files"]
+
+
+@pytest.mark.parametrize("role, check, module", [
+    ("miniconda", "_miniconda_check", "torchfleet.cluster.miniconda_probe"),
+    ("ssh_mesh", "_ssh_mesh_check", "torchfleet.cluster.state_check"),
+    ("firewall", "_firewall_check", "torchfleet.cluster.state_check"),
+])
+def test_the_plan_and_the_roles_own_check_ask_the_same(role, check, module):
+    """The arguments the role hands to the plan step are the ones its own check passes, key for key."""
+    handed = [task["vars"]["cluster_checks"] for task in tasks_of(load(role, "tasks", "prepare.yml"))
+              if task.get("ansible.builtin.import_role", {}).get("tasks_from") == "hand_over"]
+    assert handed == [{role: {"module": module.split(".")[-1], "params": "{{ %s }}" % check}}]
+    own = [module_args(task)[1] for task in tasks_of(load(role, "tasks", "converge.yml") + converged_tasks(role))
+           if module in task]
+    assert len(own) == 1
+    assert own[0] == {key: "{{ %s.%s }}" % (check, key) for key in load(role, "vars", "main.yml")[check]}
+
+
+def converged_tasks(role):
+    """The tasks of the file converge.yml imports first (the converged check), where it imports one."""
+    first = load(role, "tasks", "converge.yml")[0]
+    imported = first.get("ansible.builtin.import_tasks")
+    return load(role, "tasks", imported) if imported else []
+
+
 @pytest.mark.parametrize("role, variable, check_file, write_files, variables, kinds", [
     ("launch", "_launch_wanted_files", "setup.yml", ["settings.yml"], LAUNCH, {"state", "content", "block"}),
     ("ssh_mesh", "_ssh_mesh_wanted_files", "converged.yml", ["trust.yml", "sshd.yml"], SSH_MESH, {"block", "content"}),
@@ -102,7 +131,7 @@ def writing_tasks(role, files, variable):
 def test_the_writing_tasks_write_exactly_what_the_check_compares(role, variable, check_file, write_files, variables, kinds):
     checks = [module_args(task) for task in tasks_of(load(role, "tasks", check_file))
               if "torchfleet.cluster.state_check" in task]
-    assert [args["files"] for dummy, args in checks] == ["{{ %s }}" % variable]
+    assert [checked_files(role, args) for dummy, args in checks] == ["{{ %s }}" % variable]
 
     loader, scope, entries = wanted(role, variable, variables)
     assert {next(key for key in ("state", "content", "block", "words", "setting", "line") if key in entry)

@@ -27,6 +27,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import envspec, envstore, wheel_bundle
 from ansible_collections.torchfleet.cluster.plugins.module_utils._conda.collection_version import COLLECTION_VERSION
+from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import env_module
 from ansible_collections.torchfleet.cluster.plugins.modules import conda_env
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import conda_samples as samples
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson
@@ -141,7 +142,7 @@ class Node:
 
 @pytest.fixture
 def node(tmp_path, monkeypatch, module_exits):
-    monkeypatch.setattr(conda_env.conda_utils, 'local_subdir', lambda: 'linux-64')
+    monkeypatch.setattr(env_module.conda_utils, 'local_subdir', lambda: 'linux-64')
     created = Node(str(tmp_path / 'miniconda3'))
     monkeypatch.setattr(basic.AnsibleModule, 'run_command', created.run_command_method())
     return created
@@ -209,7 +210,7 @@ def test_unchanged_spec_is_ok_without_any_command(node):
 
 def test_new_collection_version_alone_does_not_rebuild(node, monkeypatch):
     run(node)
-    monkeypatch.setattr(conda_env, 'COLLECTION_VERSION', '99.0.0')
+    monkeypatch.setattr(env_module, 'COLLECTION_VERSION', '99.0.0')
     result = run(node)
     assert result['changed'] is False and node.calls == []
 
@@ -464,7 +465,7 @@ def test_conda_lock_renders_explicit_and_pins_pip(node):
 
 
 def test_conda_lock_for_another_platform_fails_before_conda(node, monkeypatch):
-    monkeypatch.setattr(conda_env.conda_utils, 'local_subdir', lambda: 'linux-aarch64')
+    monkeypatch.setattr(env_module.conda_utils, 'local_subdir', lambda: 'linux-aarch64')
     result = run(node, lock_content=CONDA_LOCK_JSON)
     assert result['failed'] is True and 'covers linux-64, not this node' in result['msg']
     assert node.mutating_calls() == []

@@ -22,6 +22,7 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.torchfleet.cluster.plugins.module_utils._files.file_state import replace_block
+from ansible_collections.torchfleet.cluster.plugins.module_utils._files import state_compare
 from ansible_collections.torchfleet.cluster.plugins.modules import state_check
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules import test_ssh_user_keys as keys_case
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson
@@ -213,7 +214,7 @@ USER_CASES = [
 
 @pytest.mark.parametrize('case', USER_CASES, ids=[case['id'] for case in USER_CASES])
 def test_users(monkeypatch, case):
-    monkeypatch.setattr(state_check.pwd, 'getpwnam', lambda name: ACCOUNTS[name])
+    monkeypatch.setattr(state_compare.pwd, 'getpwnam', lambda name: ACCOUNTS[name])
     result = run_module(dict(users=[case['user']]))
     assert result['differences'] == case['differences']
 

@@ -24,6 +24,7 @@ from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.torchfleet.cluster.plugins.module_utils._probe import torch_probe
+from ansible_collections.torchfleet.cluster.plugins.module_utils._probe import torch_module
 from ansible_collections.torchfleet.cluster.plugins.modules import torch_facts
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils import test_torch_probe_recordings as rec
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.module_utils.test_torch_probe_real import can_import_torch
@@ -377,7 +378,7 @@ LOGIN_CASES = [
 def test_probe_as_the_login_user_never_runs_a_third_users_environment(node, tmp_path, monkeypatch, case):
     python, _prefix, site = environment_with_site_packages(node, tmp_path)
     os.chown(site, case['owner'], case['owner'])
-    monkeypatch.setattr(torch_facts.os, 'geteuid', lambda: LOGIN_UID)
+    monkeypatch.setattr(torch_module.os, 'geteuid', lambda: LOGIN_UID)
     if case['refused']:
         result = run_module({'python': python}, expect=FailJson)
         assert result['msg'].startswith('torch_facts: refusing to run %s as uid %d: %s is owned by nobody'
