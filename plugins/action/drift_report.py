@@ -11,15 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils._files.atomic_file import replace_file
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils.plain import plain
 
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils import consistency, envspec_expect, reports
+from ansible_collections.torchfleet.cluster.plugins.plugin_utils.report_dir import ReportDirectory
 
 ARGUMENT_SPEC = {
     "hosts": {"type": "list", "elements": "str"},
@@ -109,7 +108,6 @@ REPORT_FILES = (
     ("junit", "latest.junit.xml", reports.to_junit),
     ("prometheus", "torchfleet_drift.prom", reports.to_prometheus),
 )
-_GENERATION = re.compile(r"^drift-(\d{8}T\d{6}Z)(?:\.(\d+))?\.json$")
 _VOLATILE = ("generated_at", "timestamp", "changed_since")
 
 
@@ -117,69 +115,12 @@ def _stable(report):
     return {k: v for k, v in report.items() if k not in _VOLATILE}
 
 
-def atomic_write(directory, name, text):
-    """Readers (node_exporter, CI) never see half a report."""
-    return replace_file(os.path.join(directory, name), text)
-
-
-class ReportWriter:
-    """The report directory: latest.* files, timestamped JSON generations, the textfile copy."""
+class ReportWriter(ReportDirectory):
+    """The audit's report directory: latest.* files, drift-*.json generations, the textfile copy."""
 
     def __init__(self, report_dir, keep=10, textfile_dir=None):
-        self.report_dir = report_dir
-        self.keep = keep
-        self.textfile_dir = textfile_dir
-        self.warnings = []
-
-    def previous(self):
-        path = os.path.join(self.report_dir, "latest.json")
-        if not os.path.exists(path):
-            return None
-        try:
-            with open(path, encoding="utf-8") as handle:
-                data = json.load(handle)
-        except (OSError, ValueError) as exc:
-            self.warnings.append(f"ignoring the previous report {path}: {exc}")
-            return None
-        return data if isinstance(data, dict) else None
-
-    def write(self, report):
-        try:
-            os.makedirs(self.report_dir, mode=0o755, exist_ok=True)
-            files = {kind: atomic_write(self.report_dir, name, render(report)) for kind, name, render in REPORT_FILES}
-            files["generation"] = self._write_generation(files["json"], report)
-            files["pruned"] = self._prune()
-            if self.textfile_dir:
-                files["textfile"] = atomic_write(self.textfile_dir, "torchfleet_drift.prom", reports.to_prometheus(report))
-        except OSError as exc:
-            raise AnsibleActionFail(f"cannot write the reports under {self.report_dir}: {exc}") from None
-        return files
-
-    def _write_generation(self, latest, report):
-        stamp = report["generated_at"].replace("-", "").replace(":", "")
-        name, counter = f"drift-{stamp}.json", 1
-        while os.path.exists(os.path.join(self.report_dir, name)):
-            counter += 1
-            name = f"drift-{stamp}.{counter}.json"
-        with open(latest, encoding="utf-8") as handle:
-            return atomic_write(self.report_dir, name, handle.read())
-
-    def generations(self):
-        """Timestamped JSON copies, oldest first."""
-        found = []
-        for name in os.listdir(self.report_dir):
-            match = _GENERATION.match(name)
-            if match:
-                found.append((match.group(1), int(match.group(2) or 1), name))
-        return [os.path.join(self.report_dir, name) for _s, _c, name in sorted(found)]
-
-    def _prune(self):
-        if self.keep <= 0:
-            return []
-        old = self.generations()[:-self.keep]
-        for path in old:
-            os.unlink(path)
-        return old
+        textfile = (textfile_dir, "torchfleet_drift.prom", reports.to_prometheus) if textfile_dir else None
+        super().__init__(report_dir, REPORT_FILES, "drift", keep=keep, textfile=textfile)
 
     @staticmethod
     def verdict_changed(previous, report):

@@ -9,16 +9,13 @@ Documentation: plugins/modules/fabric_report.py.
 from __future__ import annotations
 
 import datetime
-import json
-import os
-import re
 import time
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.torchfleet.cluster.plugins.module_utils._files.atomic_file import replace_file
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils import fabric, fabric_reports
+from ansible_collections.torchfleet.cluster.plugins.plugin_utils.report_dir import ReportDirectory
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils.plain import plain
 
 ARGUMENT_SPEC = {
@@ -39,52 +36,6 @@ REPORT_FILES = (
     ("junit", "fabric-latest.junit.xml", fabric_reports.to_junit),
     ("prometheus", "torchfleet_fabric.prom", fabric_reports.to_prometheus),
 )
-_GENERATION = re.compile(r"^fabric-(\d{8}T\d{6}Z)(?:\.(\d+))?\.json$")
-
-
-def read_previous(report_dir, warnings):
-    """The last fabric-latest.json, or None (missing or unreadable: a warning, never a failure)."""
-    path = os.path.join(report_dir, "fabric-latest.json")
-    if not os.path.exists(path):
-        return None
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError) as exc:
-        warnings.append(f"ignoring the previous fabric report {path}: {exc}")
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def write_reports(report_dir, report, keep):
-    """Every format, each written to a temporary name and renamed; a timestamped JSON copy; old copies pruned."""
-    try:
-        os.makedirs(report_dir, mode=0o755, exist_ok=True)
-        files = {kind: replace_file(os.path.join(report_dir, name), render(report)) for kind, name, render in REPORT_FILES}
-        stamp = report["generated_at"].replace("-", "").replace(":", "")
-        name, counter = f"fabric-{stamp}.json", 1
-        while os.path.exists(os.path.join(report_dir, name)):
-            counter += 1
-            name = f"fabric-{stamp}.{counter}.json"
-        files["generation"] = replace_file(os.path.join(report_dir, name), fabric_reports.to_json(report))
-        files["pruned"] = prune(report_dir, keep)
-    except OSError as exc:
-        raise AnsibleActionFail(f"fabric: cannot write the reports under {report_dir}: {exc}") from None
-    return files
-
-
-def prune(report_dir, keep):
-    if keep <= 0:
-        return []
-    found = []
-    for name in os.listdir(report_dir):
-        match = _GENERATION.match(name)
-        if match:
-            found.append((match.group(1), int(match.group(2) or 1), name))
-    old = [os.path.join(report_dir, name) for _s, _c, name in sorted(found)][:-keep]
-    for path in old:
-        os.unlink(path)
-    return old
 
 
 class ActionModule(ActionBase):
@@ -106,8 +57,8 @@ class ActionModule(ActionBase):
             verdict = fabric.judge(measured, plain(args["thresholds"]))
         except fabric.FabricReportError as exc:
             raise AnsibleActionFail(str(exc)) from None
-        warnings = []
-        previous = read_previous(args["report_dir"], warnings) if args["report_dir"] and args["compare_previous"] else None
+        directory = ReportDirectory(args["report_dir"], REPORT_FILES, "fabric", keep=args["keep"]) if args["report_dir"] else None
+        previous = directory.previous() if directory and args["compare_previous"] else None
         now = time.time()
         report = fabric_reports.build(
             measured, verdict, args["reporter"],
@@ -117,8 +68,8 @@ class ActionModule(ActionBase):
         lines = fabric_reports.lines(report, max_rows=args["max_rows"])
         result.update(report=report, lines=lines, summary=lines[0], passed=report["passed"],
                       failures=[finding["message"] for finding in report["findings"]], changed=False, files={})
-        if args["report_dir"]:
-            result["files"] = write_reports(args["report_dir"], report, args["keep"])
-        if warnings:
-            result["warnings"] = warnings
+        if directory:
+            result["files"] = directory.write(report)
+            if directory.warnings:
+                result["warnings"] = directory.warnings
         return result

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils import reports
 # The audit's escaping, one function per format, shared so that both reports escape alike.
 from ansible_collections.torchfleet.cluster.plugins.plugin_utils.reports import (
-    _console, _label, _md, _md_code, _number, _xml_attr, _xml_text)
+    _console, _md, _md_code, _xml_attr, _xml_text)
 
 to_json = reports.to_json
 
@@ -131,35 +131,31 @@ def _case(name, messages):
     return f'{head}>\n      <failure message={_xml_attr("; ".join(messages))} type="fabric">{_xml_text(text)}</failure>\n    </testcase>\n'
 
 
-def _family(name, help_text, samples):
-    out = [f"# HELP {name} {help_text}", f"# TYPE {name} gauge"]
-    for labels, value in samples:
-        label_text = ",".join(f'{key}="{_label(val)}"' for key, val in labels)
-        out.append(f"{name}{{{label_text}}} {_number(value)}" if labels else f"{name} {_number(value)}")
-    return out
+def _gauge(name, help_text, samples):
+    return reports.metric_family(name, "gauge", help_text, samples)
 
 
 def to_prometheus(report):
     """A node_exporter textfile with the ``torchfleet_fabric_*`` gauges (base units: bytes/s and seconds)."""
     links = report["links"]
     ends = [(("src", link["src"]), ("dst", link["dst"])) for link in links]
-    out = _family("torchfleet_fabric_passed", "1 when the last fabric check passed.", [((), report["passed"])])
-    out += _family("torchfleet_fabric_last_run_timestamp_seconds", "Unix time the last fabric check finished.",
-                   [((), float(report["timestamp"]))])
-    out += _family("torchfleet_fabric_link_bandwidth_bytes_per_second", "Point-to-point bandwidth from src to dst.",
-                   [(labels, link["bandwidth_gbs"] * 1e9) for labels, link in zip(ends, links)])
-    out += _family("torchfleet_fabric_link_latency_seconds", "Half the median round trip of an 8-byte message from src to dst.",
-                   [(labels, link["latency_us"] / 1e6) for labels, link in zip(ends, links)])
-    out += _family("torchfleet_fabric_link_ok", "1 when the link met the fleet's limits.",
-                   [(labels, not link["problems"]) for labels, link in zip(ends, links)])
-    out += _family("torchfleet_fabric_node_slow", "1 when the node was slow towards every measured peer.",
-                   [((("host", host),), host in report["slow_nodes"]) for host in report["hosts"]])
-    out += _family("torchfleet_fabric_allreduce_busbw_bytes_per_second", "All-reduce bus bandwidth, 2(n-1)/n x algbw.",
-                   [((("bytes", row["bytes"]),), row["busbw_gbs"] * 1e9) for row in report["allreduce"]])
-    out += _family("torchfleet_fabric_allreduce_algbw_bytes_per_second", "All-reduce algorithm bandwidth, bytes / time.",
-                   [((("bytes", row["bytes"]),), row["algbw_gbs"] * 1e9) for row in report["allreduce"]])
+    out = _gauge("torchfleet_fabric_passed", "1 when the last fabric check passed.", [((), report["passed"])])
+    out += _gauge("torchfleet_fabric_last_run_timestamp_seconds", "Unix time the last fabric check finished.",
+                  [((), float(report["timestamp"]))])
+    out += _gauge("torchfleet_fabric_link_bandwidth_bytes_per_second", "Point-to-point bandwidth from src to dst.",
+                  [(labels, link["bandwidth_gbs"] * 1e9) for labels, link in zip(ends, links)])
+    out += _gauge("torchfleet_fabric_link_latency_seconds", "Half the median round trip of an 8-byte message from src to dst.",
+                  [(labels, link["latency_us"] / 1e6) for labels, link in zip(ends, links)])
+    out += _gauge("torchfleet_fabric_link_ok", "1 when the link met the fleet's limits.",
+                  [(labels, not link["problems"]) for labels, link in zip(ends, links)])
+    out += _gauge("torchfleet_fabric_node_slow", "1 when the node was slow towards every measured peer.",
+                  [((("host", host),), host in report["slow_nodes"]) for host in report["hosts"]])
+    out += _gauge("torchfleet_fabric_allreduce_busbw_bytes_per_second", "All-reduce bus bandwidth, 2(n-1)/n x algbw.",
+                  [((("bytes", row["bytes"]),), row["busbw_gbs"] * 1e9) for row in report["allreduce"]])
+    out += _gauge("torchfleet_fabric_allreduce_algbw_bytes_per_second", "All-reduce algorithm bandwidth, bytes / time.",
+                  [((("bytes", row["bytes"]),), row["algbw_gbs"] * 1e9) for row in report["allreduce"]])
     median = report["limits"].get("fleet_bandwidth_gbs")
     if median is not None:
-        out += _family("torchfleet_fabric_fleet_bandwidth_bytes_per_second",
-                       "Median over the nodes of each node's best link bandwidth.", [((), median * 1e9)])
+        out += _gauge("torchfleet_fabric_fleet_bandwidth_bytes_per_second",
+                      "Median over the nodes of each node's best link bandwidth.", [((), median * 1e9)])
     return "\n".join(out) + "\n"

@@ -407,7 +407,8 @@ def _host_metric(name, help_text, samples):
     return [f"# HELP {name} {help_text}", f"# TYPE {name} gauge"] + [name + sample for sample in samples]
 
 
-def _metric(name, kind, help_text, samples):
+def metric_family(name, kind, help_text, samples):
+    """A Prometheus metric family: HELP, TYPE, then one line per (labels, value), labels escaped."""
     lines = [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
     for labels, value in samples:
         label_text = ",".join(f'{k}="{_label(v)}"' for k, v in labels)
@@ -424,11 +425,11 @@ def to_prometheus(report):
     for info in per_host.values():
         counts[info["status"]] += 1
     lines = []
-    lines += _metric("torchfleet_drift_consistent", "gauge",
-                     "1 when every compared host matched the majority and the spec at the last audit.",
-                     [((), report["consistent"])])
-    lines += _metric("torchfleet_drift_last_audit_timestamp_seconds", "gauge",
-                     "Unix time the last drift audit finished.", [((), float(report["timestamp"]))])
+    lines += metric_family("torchfleet_drift_consistent", "gauge",
+                           "1 when every compared host matched the majority and the spec at the last audit.",
+                           [((), report["consistent"])])
+    lines += metric_family("torchfleet_drift_last_audit_timestamp_seconds", "gauge",
+                           "Unix time the last drift audit finished.", [((), float(report["timestamp"]))])
     labels = {h: f'{{host="{_label(h)}"}}' for h in hosts}
     lines += _host_metric("torchfleet_drift_fields",
                           "Fields on which the host differs from the majority or the spec (absent when the host had no facts).",
@@ -437,8 +438,8 @@ def to_prometheus(report):
                           [f"{labels[h]} {1 if h in unreachable else 0}" for h in hosts])
     lines += _host_metric("torchfleet_drift_probe_failed", "1 when the facts probe failed on the host.",
                           [f"{labels[h]} {1 if h in failed else 0}" for h in hosts])
-    lines += _metric("torchfleet_drift_hosts", "gauge", "Hosts per audit status.",
-                     [((("status", s),), counts[s]) for s in statuses])
-    lines += _metric("torchfleet_drift_drifted_fields", "gauge", "Distinct fields with drift on any host.",
-                     [((), report["summary"]["drifted_fields"])])
+    lines += metric_family("torchfleet_drift_hosts", "gauge", "Hosts per audit status.",
+                           [((("status", s),), counts[s]) for s in statuses])
+    lines += metric_family("torchfleet_drift_drifted_fields", "gauge", "Distinct fields with drift on any host.",
+                           [((), report["summary"]["drifted_fields"])])
     return "\n".join(lines) + "\n"
