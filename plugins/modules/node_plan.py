@@ -15,8 +15,9 @@ version_added: 0.1.0
 description:
   - The plan step of C(site.yml). Every role hands over the arguments of its own read-only check (a
     M(torchfleet.cluster.state_check), M(torchfleet.cluster.miniconda_probe), a check-mode
-    M(torchfleet.cluster.conda_env) or a M(torchfleet.cluster.torch_facts) probe), and one call per node answers
-    them all, so a converged node costs one round trip for every role instead of one per role.
+    M(torchfleet.cluster.conda_env), a M(torchfleet.cluster.torch_facts) probe or a
+    M(torchfleet.cluster.rdma_ports) reading), and one call per node answers them all, so a converged node
+    costs one round trip for every role instead of one per role.
   - The facts a successful check returns (C(ansible_facts.torch) of a torch_facts check) become the node's facts,
     as the check's own module would set them.
   - Each check runs the code of its own module, with its parameters validated against that module's argument
@@ -41,8 +42,8 @@ options:
   checks:
     description:
       - The checks by the name their answers get. Each is a dictionary with C(module), the module whose check it
-        is (C(conda_env), C(miniconda_probe), C(state_check) or C(torch_facts)), and C(params), that module's own
-        parameters.
+        is (C(conda_env), C(miniconda_probe), C(rdma_ports), C(state_check) or C(torch_facts)), and C(params),
+        that module's own parameters.
     type: dict
     required: true
 '''

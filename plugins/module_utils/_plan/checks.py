@@ -18,6 +18,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import env_module
 from ansible_collections.torchfleet.cluster.plugins.module_utils._conda import install_probe
 from ansible_collections.torchfleet.cluster.plugins.module_utils._files import state_compare
+from ansible_collections.torchfleet.cluster.plugins.module_utils._probe import rdma_sysfs
 from ansible_collections.torchfleet.cluster.plugins.module_utils._probe import torch_module
 
 CHECKS = {
@@ -25,6 +26,7 @@ CHECKS = {
     'miniconda_probe': install_probe,
     'conda_env': env_module,
     'torch_facts': torch_module,
+    'rdma_ports': rdma_sysfs,
 }
 
 

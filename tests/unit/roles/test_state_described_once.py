@@ -115,6 +115,17 @@ def test_the_plan_and_the_roles_own_check_ask_the_same(role, check, module):
     assert own[0] == {key: "{{ %s.%s }}" % (check, key) for key in load(role, "vars", "main.yml")[check]}
 
 
+def test_launch_reads_the_rdma_ports_as_the_plan_asked():
+    """The RDMA reading handed to the plan, the one launch asks where there is no answer, and the guard that
+    takes the plan's answer only when it was asked the same, all use one description."""
+    handed = [task["vars"]["cluster_checks"] for task in tasks_of(load("launch", "tasks", "prepare.yml"))
+              if task.get("ansible.builtin.import_role", {}).get("tasks_from") == "hand_over"]
+    assert handed == [{"launch_rdma": {"module": "rdma_ports", "params": "{{ _launch_rdma_check }}"}}]
+    own = [task for task in tasks_of(load("launch", "tasks", "common.yml")) if "torchfleet.cluster.rdma_ports" in task]
+    assert [task["torchfleet.cluster.rdma_ports"] for task in own] == ["{{ _launch_rdma_check }}"]
+    assert "launch_rdma.params | default(none) == _launch_rdma_check" in load("launch", "vars", "main.yml")["_launch_rdma_planned"]
+
+
 def converged_tasks(role):
     """The tasks of the file converge.yml imports first (the converged check), where it imports one."""
     first = load(role, "tasks", "converge.yml")[0]

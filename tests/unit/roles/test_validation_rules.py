@@ -180,12 +180,20 @@ LAUNCH_NODE = [
                                "ansible_facts": dict(DEBIAN, interfaces=["eth0 lo"])}, ["training interface \"eth0 lo\""]),
     ("interfaces not gathered", {"_launch_nproc": 1, "launch_socket_ifname": "ib0", "ansible_facts": {}}, []),
     ("both", {"_launch_nproc": 0, "launch_socket_ifname": "ib0"}, ["launch_nproc_per_node", "training interface"]),
+    ("rdma ports read", {"_launch_nproc": 1, "_launch_rdma_read": {"nccl_ib_hca": "=mlx5_0:1,mlx5_1:1", "nccl_ib_gid_index": 3}}, []),
+    ("a node's hostile reading", {"_launch_nproc": 1,
+                                  "_launch_rdma_read": {"nccl_ib_hca": "=mlx5_0:1\nLD_PRELOAD=/tmp/x.so", "nccl_ib_gid_index": "3; id"}},
+     ['NCCL_IB_HCA "=mlx5_0:1\\nLD_PRELOAD=/tmp/x.so" (read from /sys/class/infiniband) is not a list of RDMA devices',
+      'NCCL_IB_GID_INDEX "3; id" (read from /sys/class/infiniband) is not a GID index']),
+    ("override", {"_launch_nproc": 1, "launch_nccl_ib_hca": "mlx5_0 mlx5_1"},
+     ['NCCL_IB_HCA "mlx5_0 mlx5_1" (launch_nccl_ib_hca) is not a list of RDMA devices']),
 ]
 
 
 @pytest.mark.parametrize("dummy, variables, expected", LAUNCH_NODE, ids=[case[0] for case in LAUNCH_NODE])
 def test_launch_node(dummy, variables, expected):
-    check(broken("launch", "common.yml", "Check the processes per node and the training interface", variables), expected)
+    check(broken("launch", "common.yml", "Check the processes per node, the training interface and the NCCL_IB_* settings",
+                 variables), expected)
 
 
 BUNDLE_AGE = [

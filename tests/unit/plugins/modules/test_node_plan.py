@@ -11,12 +11,14 @@ import pytest
 
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.torchfleet.cluster.plugins.modules import conda_env, miniconda_probe, node_plan, state_check, torch_facts
+from ansible_collections.torchfleet.cluster.plugins.modules import (
+    conda_env, miniconda_probe, node_plan, rdma_ports, state_check, torch_facts)
 from ansible_collections.torchfleet.cluster.tests.unit.plugins.modules.module_exits import ExitJson, FailJson
 
 pytestmark = pytest.mark.usefixtures('module_exits')
 
-MODULES = {'state_check': state_check, 'miniconda_probe': miniconda_probe, 'conda_env': conda_env, 'torch_facts': torch_facts}
+MODULES = {'state_check': state_check, 'miniconda_probe': miniconda_probe, 'conda_env': conda_env, 'torch_facts': torch_facts,
+           'rdma_ports': rdma_ports}
 
 
 def run(module, params, check_mode=False):
@@ -50,6 +52,8 @@ def cases(tree):
         ('relative prefix', 'miniconda_probe', dict(prefix='opt/miniconda3')),
         ('bad env name', 'conda_env', dict(name='../train', prefix=str(tree / 'prefix'), spec_content='name: x\n')),
         ('unknown option', 'conda_env', dict(name='train', spec_content='name: x\n', colour='red')),
+        ('no rdma device', 'rdma_ports', dict(sysfs=str(tree), interface='eth0', address='10.0.0.1')),
+        ('bad interface', 'rdma_ports', dict(sysfs=str(tree), interface='eth0;id')),
     ]
 
 
