@@ -122,7 +122,8 @@ def test_launch_reads_the_rdma_ports_as_the_plan_asked():
               if task.get("ansible.builtin.import_role", {}).get("tasks_from") == "hand_over"]
     assert handed == [{"launch_rdma": {"module": "rdma_ports", "params": "{{ _launch_rdma_check }}"}}]
     own = [task for task in tasks_of(load("launch", "tasks", "common.yml")) if "torchfleet.cluster.rdma_ports" in task]
-    assert [task["torchfleet.cluster.rdma_ports"] for task in own] == ["{{ _launch_rdma_check }}"]
+    assert [task["torchfleet.cluster.rdma_ports"] for task in own] == [
+        {key: "{{ _launch_rdma_check.%s }}" % key for key in load("launch", "vars", "main.yml")["_launch_rdma_check"]}]
     assert "launch_rdma.params | default(none) == _launch_rdma_check" in load("launch", "vars", "main.yml")["_launch_rdma_planned"]
 
 
