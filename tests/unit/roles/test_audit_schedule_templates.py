@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, torchfleet developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What roles/drift_audit writes on the control host: its templates rendered by Ansible's own templar
+"""What roles/audit_schedule writes on the control host: its templates rendered by Ansible's own templar
 with the role defaults, then checked (unit keys, the wrapper's lock/timeout command line, sh syntax)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ansible.template import Templar, trust_as_template
 
 from ansible_collections.torchfleet.cluster.tests.unit.roles.role_templar import load_plugins
 
-ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles", "drift_audit")
+ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles", "audit_schedule")
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -44,8 +44,8 @@ def role_vars(**overrides):
         ansible_playbook_python="/srv/fleet/.venv/bin/python3",
         ansible_check_mode=False,
         audit_report_dir="/var/lib/torchfleet/reports",
-        drift_audit_project_dir="/srv/fleet",
-        drift_audit_user="trainer",
+        audit_schedule_project_dir="/srv/fleet",
+        audit_schedule_user="trainer",
     )
     variables.update(overrides)
     return loader, variables
@@ -87,7 +87,7 @@ def test_service_unit():
 
 @pytest.mark.parametrize("overrides,calendar,delay", [
     ({}, "hourly", "300"),
-    ({"drift_audit_on_calendar": "*-*-* 02:30:00", "drift_audit_randomized_delay": 0}, "*-*-* 02:30:00", "0"),
+    ({"audit_schedule_on_calendar": "*-*-* 02:30:00", "audit_schedule_randomized_delay": 0}, "*-*-* 02:30:00", "0"),
 ])
 def test_timer_unit(overrides, calendar, delay):
     unit = unit_file(render("torchfleet-drift-audit.timer.j2", **overrides))
@@ -116,7 +116,7 @@ def test_wrapper_locks_times_out_and_runs_the_audit():
 
 
 def test_wrapper_quotes_paths_with_spaces(tmp_path):
-    text = render("torchfleet-drift-audit.sh.j2", drift_audit_project_dir="/srv/my fleet",
+    text = render("torchfleet-drift-audit.sh.j2", audit_schedule_project_dir="/srv/my fleet",
                   audit_report_dir="/var/lib/drift reports")
     argv = wrapper_command(text)
     assert argv[1] == "/srv/my fleet"
@@ -129,30 +129,11 @@ def test_wrapper_is_valid_sh(tmp_path):
     subprocess.run(["sh", "-n", str(script)], check=True)
 
 
-def test_defaults_follow_the_contract_variables():
-    loader, variables = role_vars(audit_fail_on_drift=False, audit_keep_reports=3, audit_spec_file="/x/environment.yml",
-                                  audit_report_dir=None)
-    variables.pop("audit_report_dir")
-    templar = Templar(loader=loader, variables=variables)
-    assert templar.template(trust_as_template("{{ drift_audit_fail_on_drift }}")) is False
-    assert templar.template(trust_as_template("{{ drift_audit_keep }}")) == 3
-    assert templar.template(trust_as_template("{{ drift_audit_spec_file }}")) == "/x/environment.yml"
-    assert templar.template(trust_as_template("{{ drift_audit_report_dir }}")).endswith("/reports")
-    assert templar.template(trust_as_template("{{ drift_audit_assert_fail }}")) is True
-
-
-def test_the_spec_file_is_left_to_the_shared_facts():
-    loader, variables = role_vars(conda_env_file="/x/environment.yml", conda_env_list=[{"file": "/a.yml"}])
-    templar = Templar(loader=loader, variables=variables)
-    assert templar.template(trust_as_template("{{ drift_audit_spec_file }}")) == ""
-    assert templar.template(trust_as_template("{{ drift_audit_lock_file }}")) == ""
-
-
 @pytest.mark.parametrize("overrides,fields", [
     ({}, ["17", "*", "*", "*", "*", "trainer", "/usr/local/bin/torchfleet-drift-audit",
           ">>/var/lib/torchfleet/reports/audit.log", "2>&1"]),
-    ({"drift_audit_cron_minute": "*/30", "drift_audit_cron_hour": "1-5", "drift_audit_cron_weekday": "1",
-      "drift_audit_log_file": "/var/log/drift audit.log"},
+    ({"audit_schedule_cron_minute": "*/30", "audit_schedule_cron_hour": "1-5", "audit_schedule_cron_weekday": "1",
+      "audit_schedule_log_file": "/var/log/drift audit.log"},
      ["*/30", "1-5", "*", "*", "1", "trainer", "/usr/local/bin/torchfleet-drift-audit", ">>/var/log/drift audit.log", "2>&1"]),
 ])
 def test_cron_file(overrides, fields):
@@ -161,3 +142,32 @@ def test_cron_file(overrides, fields):
     assert lines[:2] == ["SHELL=/bin/sh", "PATH=/usr/local/bin:/usr/bin:/bin"]
     assert shlex.split(lines[2]) == fields
     assert len(lines) == 3
+
+
+def shim_vars():
+    """What the deprecated drift_audit main entry point hands to audit_schedule, from drift_audit's defaults."""
+    loader = DataLoader()
+    drift_audit = os.path.join(ROLE, "..", "drift_audit")
+    variables = trusted(dict(loader.load_from_file(os.path.join(drift_audit, "defaults", "main.yml"))))
+    variables.update(role_vars()[1])
+    variables.update(drift_audit_project_dir="/srv/fleet", drift_audit_user="trainer")
+    (dummy, include) = loader.load_from_file(os.path.join(drift_audit, "tasks", "main.yml"))
+    return loader, variables, trusted(include["vars"])
+
+
+def test_the_deprecated_entry_point_hands_over_every_setting():
+    loader, dummy, handed = shim_vars()
+    defaults = loader.load_from_file(os.path.join(ROLE, "defaults", "main.yml"))
+    assert sorted(handed) == sorted(defaults)
+    assert all(value == "{{ %s }}" % name.replace("audit_schedule_", "drift_audit_", 1) for name, value in handed.items())
+
+
+@pytest.mark.parametrize("name", ["torchfleet-drift-audit.service.j2", "torchfleet-drift-audit.timer.j2",
+                                  "torchfleet-drift-audit.sh.j2", "torchfleet-drift-audit.cron.j2"])
+def test_the_deprecated_entry_point_writes_what_it_wrote_before(name):
+    loader, variables, handed = shim_vars()
+    templar = Templar(loader=loader, variables=variables)
+    through_shim = dict(variables, **{key: templar.template(value) for key, value in handed.items()})
+    with open(os.path.join(ROLE, "templates", name), encoding="utf-8") as handle:
+        text = trust_as_template(handle.read())
+    assert Templar(loader=loader, variables=through_shim).template(text) == render(name)
