@@ -1,40 +1,42 @@
 #!/usr/bin/env python
-"""Multi-node torch.distributed smoke test, several processes per node (torchfleet.cluster).
+"""Multi-node torch.distributed smoke test, one torchrun worker per rank (torchfleet.cluster).
 
-Run the same command on every node at about the same time, with its own node rank:
+Started by torchrun on every node (static rendezvous on the master's DDP port, node rank =
+inventory rank order), P processes per node (global ranks node * P + i):
 
-    python torchfleet_smoke.py --rank R --world-size W --master-addr ADDR --procs-per-node P
+    torchrun --nnodes=N --nproc-per-node=P --node-rank=R --rdzv-backend=static \
+        --rdzv-endpoint=MASTER:DDP_PORT torchfleet_smoke.py --master-addr=MASTER --rpc-port=RPC_PORT
 
-With P > 1 the node's process starts P rank processes (global ranks R*P .. R*P+P-1 of a world
-of W*P), so the collectives run between processes of one node and between nodes, and prints
-one report for the node: the first failing rank's phases, else those of its first rank.
+Phases: import torch; resolve the master's address; torch RPC over TensorPipe (rank 0 calls
+add_tensors on every other worker with rpc_sync, rendezvous on --rpc-port, where rank 0 hosts
+the store); DDP (init_process_group through torchrun's store on the DDP port, a numerically
+checked all_reduce, a few training steps of a small model, then every rank's parameters compared
+through all_gather).
 
-Phases: resolve the master's address; torch RPC over TensorPipe (rank 0 calls
-add_tensors on every other worker with rpc_sync, rendezvous on --rpc-port); DDP
-(init_process_group on --ddp-port, a numerically checked all_reduce, a few training
-steps of a small model, then every rank's parameters compared through all_gather).
-
-Prints one JSON object on stdout: {"ok", "rank", "host", "torch", "backend",
-"seconds", "phases": [{"name", "ok", "seconds", "cause", "detail"}]}. A phase that
-hangs is stopped by a watchdog, so even a blocked port yields a report, never a
-raw traceback. `--probe` prints the versions only.
+Every rank prints one line, ``TORCHFLEET_SMOKE_RESULT <json>``: {"ok", "rank", "node",
+"local_rank", "host", "uid", "torch", "backend", "seconds", "phases": [{"name", "ok",
+"seconds", "cause", "detail"}]}. A phase that hangs is stopped by a watchdog, so even a blocked
+port yields a report, never a raw traceback; the controller reads one report per node.
 """
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
-import platform
 import socket
-import subprocess
 import sys
-import signal
 import threading
 import time
 import warnings
 
-RESULT = {"ok": False, "rank": None, "host": socket.gethostname(), "uid": os.geteuid(), "torch": None,
-          "backend": None, "seconds": 0.0, "phases": []}
+RESULT_PREFIX = "TORCHFLEET_SMOKE_RESULT "
+SOCKET_IFNAME_VARIABLES = ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME")
+# torchrun makes every store of its workers a client of its own store; the RPC rendezvous has its own port.
+AGENT_STORE_VARIABLE = "TORCHELASTIC_USE_AGENT_STORE"
+
+RESULT = {"ok": False, "rank": None, "node": None, "local_rank": None, "host": socket.gethostname(),
+          "uid": os.geteuid(), "torch": None, "backend": None, "seconds": 0.0, "phases": []}
 START = time.monotonic()
 EMIT_LOCK = threading.Lock()
 
@@ -79,11 +81,11 @@ def short(text, limit=300):
 
 
 def emit(code):
-    """Print the report once and leave at once (threads of torch may still hang)."""
+    """Print this rank's report once and leave at once (threads of torch may still hang)."""
     with EMIT_LOCK:
         RESULT["seconds"] = round(time.monotonic() - START, 3)
         RESULT["ok"] = code == 0 and all(p["ok"] for p in RESULT["phases"])
-        sys.stdout.write(json.dumps(RESULT, sort_keys=True) + "\n")
+        sys.stdout.write(RESULT_PREFIX + json.dumps(RESULT, sort_keys=True) + "\n")
         sys.stdout.flush()
         os._exit(code)
 
@@ -137,6 +139,17 @@ def add_tensors(first, second):
     return torch.add(first, second), socket.gethostname()
 
 
+@contextlib.contextmanager
+def own_store():
+    """Rendezvous through a store that rank 0 hosts, not through torchrun's."""
+    saved = os.environ.pop(AGENT_STORE_VARIABLE, None)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ[AGENT_STORE_VARIABLE] = saved
+
+
 def phase_resolve(args):
     with Phase("resolve", args.phase_timeout) as phase:
         phase.step = "resolving %s" % args.master_addr
@@ -150,8 +163,9 @@ def phase_rpc(args, torch):
             init_method="tcp://%s:%d" % (args.master_addr, args.rpc_port),
             rpc_timeout=args.phase_timeout)
         phase.step = "init_rpc (rendezvous on %s:%d)" % (args.master_addr, args.rpc_port)
-        rpc.init_rpc("worker%d" % args.rank, rank=args.rank, world_size=args.world_size,
-                     rpc_backend_options=options)
+        with own_store():
+            rpc.init_rpc("worker%d" % args.rank, rank=args.rank, world_size=args.world_size,
+                         rpc_backend_options=options)
         if args.rank == 0:
             targets = range(1, args.world_size) if args.world_size > 1 else [0]
             for peer in targets:
@@ -162,14 +176,6 @@ def phase_rpc(args, torch):
                     raise CheckFailed("worker%d (%s) returned %s" % (peer, host, value.tolist()))
         phase.step = "rpc shutdown (waits for every worker)"
         rpc.shutdown()
-
-
-def pick_backend(args, torch):
-    if args.backend != "auto":
-        return args.backend
-    if torch.cuda.is_available() and torch.distributed.is_nccl_available():
-        return "nccl"
-    return "gloo"
 
 
 def train_steps(torch, model, device, rank, steps):
@@ -189,14 +195,14 @@ def train_steps(torch, model, device, rank, steps):
 def phase_ddp(args, torch):
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
-    backend = pick_backend(args, torch)
-    RESULT["backend"] = backend
-    device = torch.device("cuda", args.local_rank) if backend == "nccl" else torch.device("cpu")
+    RESULT["backend"] = args.backend
+    device = torch.device("cuda", args.local_rank) if args.backend == "nccl" else torch.device("cpu")
     with Phase("ddp", args.phase_timeout) as phase:
-        os.environ["MASTER_ADDR"] = args.master_addr
-        os.environ["MASTER_PORT"] = str(args.ddp_port)
-        phase.step = "init_process_group(%s, rendezvous on %s:%d)" % (backend, args.master_addr, args.ddp_port)
-        dist.init_process_group(backend, init_method="env://", rank=args.rank, world_size=args.world_size,
+        if args.backend == "nccl":
+            torch.cuda.set_device(args.local_rank)
+        phase.step = "init_process_group(%s, rendezvous on %s:%s)" % (
+            args.backend, os.environ.get("MASTER_ADDR"), os.environ.get("MASTER_PORT"))
+        dist.init_process_group(args.backend, init_method="env://", rank=args.rank, world_size=args.world_size,
                                 timeout=datetime.timedelta(seconds=args.phase_timeout))
         phase.step = "all_reduce"
         value = torch.tensor([float(args.rank + 1)], device=device)
@@ -209,7 +215,7 @@ def phase_ddp(args, torch):
         torch.manual_seed(0)
         model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1)).to(device)
         initial = torch.cat([p.detach().flatten() for p in model.parameters()]).clone()
-        ddp = DistributedDataParallel(model, device_ids=[args.local_rank] if backend == "nccl" else None)
+        ddp = DistributedDataParallel(model, device_ids=[args.local_rank] if args.backend == "nccl" else None)
         RESULT["loss"] = train_steps(torch, ddp, device, args.rank, args.steps)
 
         phase.step = "all_gather of the parameters"
@@ -225,121 +231,38 @@ def phase_ddp(args, torch):
         dist.destroy_process_group()
 
 
-def probe():
-    import torch
-    import torch.distributed as dist
-    print(json.dumps({
-        "torch": torch.__version__,
-        "python": platform.python_version(),
-        "cuda_available": torch.cuda.is_available(),
-        "gpu_count": torch.cuda.device_count() if torch.cuda.is_available() else 0,
-        "distributed": dist.is_available(),
-        "gloo": dist.is_available() and dist.is_gloo_available(),
-        "nccl": dist.is_available() and dist.is_nccl_available(),
-    }, sort_keys=True))
-
-
-def children_of(pid):
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            with open("/proc/%s/stat" % entry) as handle:
-                if entry.isdigit() and int(handle.read().rsplit(")", 1)[1].split()[1]) == pid:
-                    found.append(int(entry))
-        except (OSError, ValueError, IndexError):
-            continue
-    return found
-
-
-def rank_argv(args, argv, local):
-    """The command line of one rank process of this node."""
-    keep = [a for a in argv if not a.startswith(("--rank", "--world-size", "--procs-per-node", "--pidfile"))]
-    return [sys.executable, os.path.abspath(__file__)] + keep + [
-        "--rank=%d" % (args.rank * args.procs_per_node + local),
-        "--world-size=%d" % (args.world_size * args.procs_per_node), "--local-rank=%d" % local]
-
-
-def run_node(args, argv):
-    """Start this node's rank processes, wait for all, print one report for the node."""
-    procs = [subprocess.Popen(rank_argv(args, argv, local), stdout=subprocess.PIPE, universal_newlines=True)
-             for local in range(args.procs_per_node)]
-    reports = []
-    for local, proc in enumerate(procs):
-        out, dummy = proc.communicate()
-        lines = [line for line in out.splitlines() if line.startswith("{")]
-        try:
-            reports.append(json.loads(lines[-1]))
-        except (IndexError, ValueError):
-            reports.append({"ok": False, "rank": args.rank * args.procs_per_node + local, "phases": [],
-                            "detail": "rank process exited %s without a report" % proc.returncode})
-    failed = [report for report in reports if not report.get("ok")]
-    node = dict(failed[0] if failed else reports[0])
-    node.update(ok=not failed, rank=args.rank, ranks=[report.get("rank") for report in reports],
-                failed_rank=failed[0].get("rank") if failed else None,
-                procs_per_node=args.procs_per_node,
-                seconds=round(time.monotonic() - START, 3), uid=os.geteuid())
-    if failed and not node.get("phases"):
-        node["detail"] = "rank %s: %s" % (failed[0].get("rank"), failed[0].get("detail"))
-    sys.stdout.write(json.dumps(node, sort_keys=True) + "\n")
-    return 0 if not failed else 1
-
-
-def kill_stray(pidfile):
-    """Stop a smoke process left by an earlier or failed run (only if it is one)."""
-    try:
-        with open(pidfile) as handle:
-            pid = int(handle.read().strip())
-        with open("/proc/%d/cmdline" % pid, "rb") as handle:
-            cmdline = handle.read().replace(b"\0", b" ").decode("utf-8", "replace")
-    except (OSError, ValueError):
-        cmdline = ""
-        pid = None
-    killed = bool(pid) and os.path.basename(__file__) in cmdline and "--pidfile" in cmdline
-    if killed:
-        # the node's rank processes are its children: end them with it
-        for child in children_of(pid):
-            os.kill(child, signal.SIGKILL)
-        os.kill(pid, signal.SIGKILL)
-    if os.path.exists(pidfile):
-        os.unlink(pidfile)
-    print(json.dumps({"killed": killed, "pid": pid if killed else None}))
+def use_socket_ifname(ifname):
+    """The NIC the backends bind to: one name for all three, or (empty) their own choice."""
+    for variable in SOCKET_IFNAME_VARIABLES:
+        if ifname:
+            os.environ[variable] = ifname
+        else:
+            os.environ.pop(variable, None)
 
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--probe", action="store_true", help="print versions as JSON and exit")
-    parser.add_argument("--rank", type=int, default=0)
-    parser.add_argument("--world-size", type=int, default=1)
-    parser.add_argument("--master-addr", default="127.0.0.1")
-    parser.add_argument("--rpc-port", type=int, default=29500)
-    parser.add_argument("--ddp-port", type=int, default=12355)
-    parser.add_argument("--backend", choices=["auto", "gloo", "nccl"], default="auto")
+    parser.add_argument("--master-addr", required=True)
+    parser.add_argument("--rpc-port", type=int, required=True)
+    parser.add_argument("--backend", choices=["gloo", "nccl"], default="gloo")
     parser.add_argument("--phase-timeout", type=float, default=60.0)
     parser.add_argument("--steps", type=int, default=5)
-    parser.add_argument("--pidfile", default="")
-    parser.add_argument("--procs-per-node", type=int, default=1,
-                        help="rank processes this node starts; --rank and --world-size count nodes then")
-    parser.add_argument("--local-rank", type=int, default=0, help=argparse.SUPPRESS)
-    parser.add_argument("--kill", metavar="PIDFILE", help="stop the smoke process recorded in PIDFILE and exit")
-    return parser.parse_args(argv)
+    parser.add_argument("--socket-ifname", help="the NIC of the backends; empty lets them choose, unset keeps the environment's")
+    args = parser.parse_args(argv)
+    args.rank = int(os.environ["RANK"])
+    args.world_size = int(os.environ["WORLD_SIZE"])
+    args.local_rank = int(os.environ["LOCAL_RANK"])
+    args.node = int(os.environ["GROUP_RANK"])
+    return args
 
 
 def main(argv):
     args = parse_args(argv)
-    if args.probe:
-        probe()
-        return 0
-    if args.kill:
-        kill_stray(args.kill)
-        return 0
     # torch's own deprecation notes would bury the report in the job's output.
     warnings.filterwarnings("ignore", category=UserWarning)
-    if args.pidfile:
-        with open(args.pidfile, "w") as handle:
-            handle.write("%d\n" % os.getpid())
-    if args.procs_per_node > 1:
-        return run_node(args, argv)
-    RESULT["rank"] = args.rank
+    if args.socket_ifname is not None:
+        use_socket_ifname(args.socket_ifname)
+    RESULT.update(rank=args.rank, node=args.node, local_rank=args.local_rank)
     with Phase("import", args.phase_timeout) as phase:
         phase.step = "import torch"
         import torch
