@@ -41,3 +41,13 @@ def test_nothing_set_warns_nothing(monkeypatch):
     monkeypatch.setattr(role_deprecations.display, "deprecated", lambda msg, **kwargs: calls.append(msg))
     result = make_action({"role": "smoke", "version": "1.0.0"}).run(task_vars={})
     assert (result["deprecated"], calls) == ([], [])
+
+
+def test_a_deprecated_entry_point_is_warned_about_before_the_variables(monkeypatch):
+    calls = []
+    monkeypatch.setattr(role_deprecations.display, "deprecated", lambda msg, **kwargs: calls.append(msg))
+    result = make_action({"role": "drift_audit", "version": "1.0.0", "entry_points": {"main": "applies audit_schedule"},
+                          "variables": {"drift_audit_on_calendar": "is audit_schedule_on_calendar"}}).run(task_vars={})
+    assert result["deprecated"] == ["main", "drift_audit_on_calendar"]
+    assert calls == ["drift_audit: the entry point main is deprecated and applies audit_schedule",
+                     "drift_audit: the variable drift_audit_on_calendar is deprecated and is audit_schedule_on_calendar"]
